@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations, combinations_with_replacement, product
 
 import numpy as np
@@ -177,13 +178,25 @@ def score_hand(hand: Sequence[int | str], starter: int | str, crib: bool = False
     return _RANK_POINTS_LIST[_rank_key(ranks)] + flush + nobs
 
 
+@lru_cache(maxsize=None)
+def _fifteen_subsets(values: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """Index sets of ``values`` that sum to 15 (cached: at most 10^5 value tuples exist)."""
+    return tuple(idx for n in range(2, len(values) + 1)
+                 for idx in combinations(range(len(values)), n)
+                 if sum(values[i] for i in idx) == 15)
+
+
 def hand_events(hand: Sequence[int | str], starter: int | str,
                 crib: bool = False) -> list[ScoreEvent]:
     """The named items of a show count, in table-talk order: fifteens, pairs, runs, flush, nobs."""
     cards, starter_id = _check_show(hand, starter)
+    return _hand_events(cards, starter_id, crib)
+
+
+def _hand_events(cards: list[int], starter_id: int, crib: bool) -> list[ScoreEvent]:
     five = cards + [starter_id]
-    events = [ScoreEvent(FIFTEEN, 2, combo) for n in range(2, 6)
-              for combo in combinations(five, n) if sum(VALUE[c] for c in combo) == 15]
+    events = [ScoreEvent(FIFTEEN, 2, tuple(five[i] for i in idx))
+              for idx in _fifteen_subsets(tuple(VALUE[c] for c in five))]
     by_rank: dict[int, list[int]] = {}
     for c in sorted(five, key=lambda c: (RANK[c], SUIT[c])):
         by_rank.setdefault(RANK[c], []).append(c)
@@ -289,7 +302,10 @@ def _check_sequence(sequence: Sequence[int | str]) -> list[int]:
 def play_events(sequence: Sequence[int | str]) -> list[ScoreEvent]:
     """Named points earned by the last card of the current count ``sequence`` (oldest first, cards
     since the last reset). Go and last card are not included: the engine awards them."""
-    cards = _check_sequence(sequence)
+    return _play_events(_check_sequence(sequence))
+
+
+def _play_events(cards: list[int]) -> list[ScoreEvent]:
     count, tail, run = _play_parts(cards)
     events = []
     if count == 15:
@@ -305,6 +321,5 @@ def play_events(sequence: Sequence[int | str]) -> list[ScoreEvent]:
 
 def score_play(sequence: Sequence[int | str]) -> int:
     """Points earned by the last card of the current count ``sequence`` (see ``play_events``)."""
-    cards = _check_sequence(sequence)
-    count, tail, run = _play_parts(cards)
+    count, tail, run = _play_parts(_check_sequence(sequence))
     return 2 * (count == 15) + 2 * (count == MAX_COUNT) + SET_POINTS.get(tail, 0) + run
