@@ -1,8 +1,9 @@
 """Two-player cribbage for reinforcement learning.
 
 The rules core (``cards``, ``scoring``, ``game``, ``observation``) imports only numpy. The PettingZoo
-environment is loaded on first use of ``crib_env.env`` / ``crib_env.raw_env`` so that the core can be
-used without gymnasium or pettingzoo installed.
+environment (module ``crib_env.aec``; not ``env.py``, whose module name would shadow the ``env()``
+function of the contract) is loaded on first use of ``crib_env.env`` / ``crib_env.raw_env`` so that
+the core can be used without gymnasium or pettingzoo installed.
 """
 
 from .cards import card_str, parse_card, parse_cards
@@ -14,9 +15,9 @@ __all__ = ["card_str", "parse_card", "parse_cards", "score_hand", "score_play", 
 
 def __getattr__(name: str):
     if name in ("env", "raw_env"):
-        from . import env as env_module
+        from . import aec
 
-        return getattr(env_module, name)
+        return getattr(aec, name)
     if name == "SingleAgentCribbageEnv":
         from .single import SingleAgentCribbageEnv
 

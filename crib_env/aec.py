@@ -1,0 +1,298 @@
+"""Cribbage (two players, six-card, to 121) as a PettingZoo AEC environment.
+
+| Import             | `from crib_env import env, raw_env`                           |
+|--------------------|---------------------------------------------------------------|
+| Id                 | `cribbage_v0`                                                 |
+| Actions            | Discrete                                                      |
+| Parallel API       | No                                                            |
+| Manual control     | No                                                            |
+| Agents             | `agents = ['player_0', 'player_1']`                           |
+| Action shape       | (1,)                                                          |
+| Action values      | Discrete(52): a card id (suit * 13 + rank, C D H S, A..K)     |
+| Observation shape  | (687,) float32, plus an action mask of shape (52,) int8       |
+| Observation values | [0, 1]                                                        |
+
+The rules are those of `shared/RULES.md`, enforced by `crib_env.game.Game`.
+
+### Turns and actions
+
+Each action is a card id. In the discard phase each player lays away **one card per step, two steps
+each** (pone first, then the dealer); in the play the action lays that card. "Go" is never an
+action: when the player to move has no card that fits under 31 the environment applies the go
+itself, moves on, and reports it in `infos`. The show is counted automatically after the play.
+
+### Observation space
+
+`observe(agent)` returns `{"observation": np.ndarray(687,), "action_mask": np.ndarray(52, int8)}`.
+The vector holds only what that player may know, from its own seat: its hand, its own discards, the
+starter once cut, the cards each player has laid this deal, the current count sequence in order, the
+count, the phase, who deals, both scores, the target, how many cards the opponent holds and whether
+the opponent has said go. The layout (named slices, `encode` / `decode`) is documented in
+`crib_env.observation`. Never in it: the opponent's hand or discards, the stock.
+
+### Legal action mask
+
+`action_mask[c] == 1` for every card `c` the agent may choose now: any held card when discarding,
+any held card that keeps the count at 31 or under in the play. Only the agent to move has a non-empty
+mask.
+
+### Rewards
+
+- `reward="win"` (default): +1 to the winner and -1 to the loser when the game ends, 0 before. With
+  `episode="deal"` the sign of the deal's point difference is given instead when the deal ends.
+- `reward="points"`: on every step, each agent gets its points minus the opponent's points scored in
+  that step (zero-sum; a game's rewards add up to the final score difference).
+
+Rewards are set each step and accumulated as PettingZoo does (`_cumulative_rewards`).
+
+### Options
+
+`env(render_mode=None, target_score=121, reward="win", episode="game", illegal_reward=-1)`;
+`episode="deal"` ends the episode after one deal's show. `reset(seed, options)` takes
+`options={"first_dealer": "player_0" | "player_1", "deals": [{"hands": {"player_0": [6 cards],
+"player_1": [6 cards]}, "starter": card}, ...]}`; scripted deals are used in order, then random deals
+continue from the seed. `env.unwrapped.scores` and `env.unwrapped.dealer` give the scores and the
+dealer; `env.unwrapped.game` the rules engine itself (do not hand it to agents).
+
+### Infos
+
+`infos[agent]` holds `events`: what happened since just before that agent's previous action
+(plays, goes said, go / 31 / fifteen ... with points and cards, shows), as dicts; `go`: the agents
+who said go in that window; `phase`; `scores`; and at the end `summary` (winner, margin, skunk).
+
+### Version history
+
+- v0: initial release.
+"""
+
+from __future__ import annotations
+
+import random
+import warnings
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .cards import N_CARDS, card_str
+from .game import DISCARD, SAID_GO, Game, IllegalActionError, LogEntry, Phase
+from .observation import OBS_SIZE, OBSERVATION_VERSION, encode
+from .render import render_board
+
+AGENTS = ("player_0", "player_1")
+REWARD_MODES = ("win", "points")
+EPISODE_MODES = ("game", "deal")
+RENDER_MODES = ("ansi", "human")
+ENV_NAME = f"cribbage_v{OBSERVATION_VERSION}"
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The cribbage AEC env wrapped as PettingZoo's classic envs are: an illegal move ends the game
+    with the mover losing (and a warning naming the move), actions are bounds-checked and the call
+    order is enforced."""
+    cribbage = raw_env(**kwargs)
+    cribbage = NamedIllegalMoveWrapper(cribbage, illegal_reward=cribbage.illegal_reward)
+    cribbage = wrappers.AssertOutOfBoundsWrapper(cribbage)
+    return wrappers.OrderEnforcingWrapper(cribbage)
+
+
+class NamedIllegalMoveWrapper(wrappers.TerminateIllegalWrapper):
+    """PettingZoo's illegal-move convention, plus a warning that names the move and the reason."""
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        live = not (self.terminations.get(agent) or self.truncations.get(agent))
+        if live and action is not None:
+            game: Game = self.env.unwrapped.game
+            try:
+                game.check_action(int(action), AGENTS.index(agent))
+            except (IllegalActionError, TypeError) as err:
+                warnings.warn(f"illegal move by {agent}: {_card_text(action)} ({err}); the game "
+                              f"ends and {agent} gets {self._illegal_value}", stacklevel=2)
+        super().step(action)
+
+
+def _card_text(action: Any) -> str:
+    try:
+        return card_str(int(action))
+    except (TypeError, ValueError):
+        return repr(action)
+
+
+class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
+    """The bare cribbage env (see the module docstring). Illegal actions raise ``ValueError``."""
+
+    metadata = {"name": ENV_NAME, "render_modes": list(RENDER_MODES), "is_parallelizable": False,
+                "render_fps": 1}
+
+    def __init__(self, render_mode: str | None = None, target_score: int = 121,
+                 reward: str = "win", episode: str = "game", illegal_reward: float = -1.0) -> None:
+        super().__init__()
+        _check_choice("render_mode", render_mode, (None, *RENDER_MODES))
+        _check_choice("reward", reward, REWARD_MODES)
+        _check_choice("episode", episode, EPISODE_MODES)
+        if isinstance(target_score, bool) or not isinstance(target_score, (int, np.integer)) \
+                or target_score < 1:
+            raise ValueError(f"target_score must be a positive int, got {target_score!r}")
+        self.render_mode = render_mode
+        self.target_score = int(target_score)
+        self.reward_mode = reward
+        self.episode = episode
+        self.illegal_reward = float(illegal_reward)
+        self.possible_agents = list(AGENTS)
+        self.agents = list(AGENTS)
+        self.action_spaces = {a: spaces.Discrete(N_CARDS) for a in AGENTS}
+        self.observation_spaces = {
+            a: spaces.Dict({
+                "observation": spaces.Box(0.0, 1.0, (OBS_SIZE,), dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, (N_CARDS,), dtype=np.int8),
+            }) for a in AGENTS
+        }
+        self._seeder = random.Random()
+        self.game: Game | None = None
+
+    # -- PettingZoo API -------------------------------------------------------------------------
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None:
+            self._seeder = random.Random(seed)
+        options = dict(options or {})
+        unknown = set(options) - {"first_dealer", "deals"}
+        if unknown:  # PettingZoo's api_test passes foreign options, so warn rather than raise
+            gymnasium.logger.warn(f"ignoring unknown reset options {sorted(unknown)}: this env "
+                                  f"reads 'first_dealer' and 'deals'")
+        first_dealer = options.get("first_dealer")
+        if first_dealer is not None:
+            _check_choice("options['first_dealer']", first_dealer, AGENTS)
+            first_dealer = AGENTS.index(first_dealer)
+        self.game = Game(target=self.target_score, seed=self._seeder.getrandbits(64),
+                         first_dealer=first_dealer, deals=options.get("deals", ()),
+                         single_deal=self.episode == "deal")
+        self.agents = list(AGENTS)
+        self.rewards = dict.fromkeys(AGENTS, 0.0)
+        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
+        self.terminations = dict.fromkeys(AGENTS, False)
+        self.truncations = dict.fromkeys(AGENTS, False)
+        self._public_log: list[dict] = []
+        self._window_start = dict.fromkeys(AGENTS, 0)  # log index just before each agent's last move
+        self.infos = {a: self._info(a) for a in AGENTS}
+        self.agent_selection = AGENTS[self.game.to_move]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        player = AGENTS.index(agent)
+        mask = np.zeros(N_CARDS, dtype=np.int8)
+        if agent == self.agent_selection and not self.terminations[agent]:
+            mask[self.game.legal_actions()] = 1
+        return {"observation": encode(self.game, player), "action_mask": mask}
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self.game
+        player = AGENTS.index(agent)
+        if action is None:
+            raise ValueError(f"{agent} must choose a card: action None is only for finished agents")
+        try:
+            card = int(action)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"action must be a card id 0..51, got {action!r}") from err
+        before = list(game.scores)
+        self._window_start[agent] = len(game.log)
+        game.step(card, player)  # raises IllegalActionError (a ValueError) and changes nothing
+        self._cumulative_rewards[agent] = 0.0
+        gained = [game.scores[0] - before[0], game.scores[1] - before[1]]
+        deal_over = game.phase == Phase.DEAL_OVER
+        done = game.is_over or deal_over
+        if self.reward_mode == "points":
+            self.rewards = {AGENTS[p]: float(gained[p] - gained[1 - p]) for p in (0, 1)}
+        elif game.is_over:
+            self.rewards = {AGENTS[p]: 1.0 if game.winner == p else -1.0 for p in (0, 1)}
+        elif deal_over:
+            margin = game.records[-1].points(0) - game.records[-1].points(1)
+            sign = float(np.sign(margin))
+            self.rewards = {AGENTS[0]: sign, AGENTS[1]: -sign}
+        else:
+            self.rewards = dict.fromkeys(AGENTS, 0.0)
+        if done:
+            self.terminations = dict.fromkeys(AGENTS, True)
+        self.infos = {a: self._info(a) for a in AGENTS}
+        self.agent_selection = agent if done else AGENTS[game.to_move]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; "
+                                  "create the env with render_mode='ansi' or 'human'")
+            return None
+        if self.game is None:
+            raise RuntimeError("call reset() before render()")
+        text = render_board(self.game, AGENTS)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    # -- conveniences ---------------------------------------------------------------------------
+
+    @property
+    def scores(self) -> dict[str, int]:
+        return {a: self.game.scores[p] for p, a in enumerate(AGENTS)}
+
+    @property
+    def dealer(self) -> str:
+        return AGENTS[self.game.dealer]
+
+    # -- infos ----------------------------------------------------------------------------------
+
+    def _info(self, agent: str) -> dict[str, Any]:
+        game = self.game
+        log = game.log
+        for entry in log[len(self._public_log):]:
+            self._public_log.append(_entry_dict(entry))
+        player = AGENTS.index(agent)
+        # fresh dicts per call: users may keep and modify what they are given
+        events = [dict(e) for e, entry in zip(self._public_log[self._window_start[agent]:],
+                                        log[self._window_start[agent]:], strict=True)
+                  if entry.kind != DISCARD or entry.player == player]
+        info: dict[str, Any] = {
+            "events": events,
+            "go": sorted({e["player"] for e in events if e["kind"] == SAID_GO}),
+            "phase": game.phase.name.lower(),
+            "scores": self.scores,
+            "dealer": AGENTS[game.dealer],
+        }
+        if game.is_over:
+            margin = game.scores[game.winner] - game.scores[1 - game.winner]
+            info["summary"] = {"winner": AGENTS[game.winner], "margin": margin,
+                               "skunk": game.skunk, "double_skunk": game.double_skunk,
+                               "deals": len(game.records)}
+        return info
+
+
+def _entry_dict(entry: LogEntry) -> dict[str, Any]:
+    event = {"kind": entry.kind, "player": None if entry.player is None else AGENTS[entry.player],
+             "points": entry.points, "cards": tuple(card_str(c) for c in entry.cards)}
+    if entry.detail:
+        event["detail"] = entry.detail
+    return event
+
+
+def _check_choice(name: str, value: Any, allowed: tuple) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
