@@ -332,8 +332,15 @@ class Game:
             self.record.crib += gained
         else:
             self.record.heels += gained
+        # Log what was credited: past the target nothing counts, so the count stops at the event
+        # that reaches it (capped) and the log's points always sum to the scores.
+        left = gained
         for event in events:
-            self.log.append(LogEntry(event.kind, player, event.points, event.cards))
+            if left <= 0:
+                break
+            credited = min(event.points, left)
+            left -= credited
+            self.log.append(LogEntry(event.kind, player, credited, event.cards))
         if self.scores[player] >= self.target:
             self.winner = player
             self.phase = Phase.GAME_OVER
