@@ -77,7 +77,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .cards import N_CARDS, card_str
+from .cards import CARD_NAMES, N_CARDS, card_str
 from .game import DISCARD, SAID_GO, Game, IllegalActionError, LogEntry, Phase
 from .observation import OBS_SIZE, OBSERVATION_VERSION, encode
 from .render import render_board
@@ -182,7 +182,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
         self.terminations = dict.fromkeys(AGENTS, False)
         self.truncations = dict.fromkeys(AGENTS, False)
-        self._public_log: list[dict] = []
+        self._public_log: list[tuple[dict, int | None]] = []
         self._window_start = dict.fromkeys(AGENTS, 0)  # log index just before each agent's last move
         self.infos = {a: self._info(a) for a in AGENTS}
         self.agent_selection = AGENTS[self.game.to_move]
@@ -262,14 +262,14 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     def _info(self, agent: str) -> dict[str, Any]:
         game = self.game
-        log = game.log
-        for entry in log[len(self._public_log):]:
-            self._public_log.append(_entry_dict(entry))
+        for entry in game.log[len(self._public_log):]:
+            # (event dict, the only player who may see it or None for public entries)
+            self._public_log.append((_entry_dict(entry),
+                                     entry.player if entry.kind == DISCARD else None))
         player = AGENTS.index(agent)
         # fresh dicts per call: users may keep and modify what they are given
-        events = [dict(e) for e, entry in zip(self._public_log[self._window_start[agent]:],
-                                        log[self._window_start[agent]:], strict=True)
-                  if entry.kind != DISCARD or entry.player == player]
+        events = [dict(event) for event, owner in self._public_log[self._window_start[agent]:]
+                  if owner is None or owner == player]
         info: dict[str, Any] = {
             "events": events,
             "go": sorted({e["player"] for e in events if e["kind"] == SAID_GO}),
@@ -287,7 +287,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
 def _entry_dict(entry: LogEntry) -> dict[str, Any]:
     event = {"kind": entry.kind, "player": None if entry.player is None else AGENTS[entry.player],
-             "points": entry.points, "cards": tuple(card_str(c) for c in entry.cards)}
+             "points": entry.points, "cards": tuple(CARD_NAMES[c] for c in entry.cards)}
     if entry.detail:
         event["detail"] = entry.detail
     return event

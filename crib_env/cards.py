@@ -73,12 +73,15 @@ def as_card(card: int | str) -> int:
     raise ValueError(f"bad card {card!r}: expected an id 0..51 or text such as '5H'")
 
 
+#: the text of every card id, e.g. ``CARD_NAMES[0] == "AC"``
+CARD_NAMES: tuple[str, ...] = tuple(RANK_CHARS[RANK[c]] + SUIT_CHARS[SUIT[c]] for c in DECK)
+
+
 def card_str(card: int) -> str:
     """The two-character text of a card id, e.g. ``card_str(0) == "AC"``."""
-    card = as_card(card)
-    return RANK_CHARS[RANK[card]] + SUIT_CHARS[SUIT[card]]
+    return CARD_NAMES[as_card(card)]
 
 
 def cards_str(cards: Iterable[int]) -> str:
-    """Space-separated text of several cards."""
-    return " ".join(card_str(c) for c in cards)
+    """Space-separated text of several cards (ids, trusted)."""
+    return " ".join(CARD_NAMES[c] for c in cards)

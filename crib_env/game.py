@@ -208,8 +208,8 @@ class Game:
             deal = self.scripted[number]
             hands, starter = deal.hands, deal.starter
         else:
-            deck = list(DECK)
-            self.rng.shuffle(deck)
+            # 13 cards drawn at random are as good as a shuffled deck: the rest stays unseen
+            deck = self.rng.sample(DECK, 2 * HAND_SIZE + 1)
             hands, starter = (tuple(deck[0:6]), tuple(deck[6:12])), deck[12]
         self.record = DealRecord(number, self.dealer, hands, starter)
         self.records.append(self.record)

@@ -96,29 +96,38 @@ class ObservationView:
         return tuple(c for c in range(N_CARDS) if c not in seen)
 
 
+_HAND0, _DISCARDS0, _STARTER0 = (SLICES[n].start for n in ("hand", "discards", "starter"))
+_PLAYED_OWN0, _PLAYED_OPP0 = SLICES["played_own"].start, SLICES["played_opp"].start
+_COUNT, _PHASE0, _IS_DEALER = SLICES["count"].start, SLICES["phase"].start, SLICES["is_dealer"].start
+_SCORES0, _TARGET = SLICES["scores"].start, SLICES["target"].start
+_OPP_LEFT, _OPP_GO = SLICES["opp_cards_left"].start, SLICES["opp_said_go"].start
+
+
 def encode(game: Game, player: int, out: np.ndarray | None = None) -> np.ndarray:
     """The observation of ``player`` (0 or 1) in ``game``; writes into ``out`` if given."""
     obs = np.zeros(OBS_SIZE, dtype=np.float32) if out is None else out
     if out is not None:
         obs.fill(0.0)
     opp = 1 - player
-    obs[SLICES["hand"].start + np.array(game.hands[player], dtype=np.intp)] = 1.0
-    obs[SLICES["discards"].start + np.array(game.discards[player], dtype=np.intp)] = 1.0
+    # Every one-hot entry in one fancy assignment: this runs on every env step.
+    ones = [_HAND0 + c for c in game.hands[player]]
+    ones += [_DISCARDS0 + c for c in game.discards[player]]
+    ones += [_PLAYED_OWN0 + c for c in game.played[player]]
+    ones += [_PLAYED_OPP0 + c for c in game.played[opp]]
+    ones += [_SEQ0 + i * N_CARDS + c for i, c in enumerate(game.sequence)]
     if game.starter is not None:
-        obs[SLICES["starter"].start + game.starter] = 1.0
-    obs[SLICES["played_own"].start + np.array(game.played[player], dtype=np.intp)] = 1.0
-    obs[SLICES["played_opp"].start + np.array(game.played[opp], dtype=np.intp)] = 1.0
-    for i, card in enumerate(game.sequence):
-        obs[_SEQ0 + i * N_CARDS + card] = 1.0
-    obs[SLICES["count"].start] = game.count / COUNT_SCALE
-    obs[SLICES["phase"].start + int(game.phase)] = 1.0
-    obs[SLICES["is_dealer"].start] = float(game.dealer == player)
-    scores = SLICES["scores"].start
-    obs[scores] = game.scores[player] / SCORE_SCALE
-    obs[scores + 1] = game.scores[opp] / SCORE_SCALE
-    obs[SLICES["target"].start] = game.target / SCORE_SCALE
-    obs[SLICES["opp_cards_left"].start] = len(game.hands[opp]) / HAND_SIZE
-    obs[SLICES["opp_said_go"].start] = float(game.said_go[opp])
+        ones.append(_STARTER0 + game.starter)
+    ones.append(_PHASE0 + int(game.phase))
+    if game.dealer == player:
+        ones.append(_IS_DEALER)
+    if game.said_go[opp]:
+        ones.append(_OPP_GO)
+    obs[ones] = 1.0
+    obs[_COUNT] = game.count / COUNT_SCALE
+    obs[_SCORES0] = game.scores[player] / SCORE_SCALE
+    obs[_SCORES0 + 1] = game.scores[opp] / SCORE_SCALE
+    obs[_TARGET] = game.target / SCORE_SCALE
+    obs[_OPP_LEFT] = len(game.hands[opp]) / HAND_SIZE
     return obs
 
 
