@@ -87,6 +87,7 @@ REWARD_MODES = ("win", "points")
 EPISODE_MODES = ("game", "deal")
 RENDER_MODES = ("ansi", "human")
 ENV_NAME = f"cribbage_v{OBSERVATION_VERSION}"
+PHASE_NAMES = {phase: phase.name.lower() for phase in Phase}
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -182,9 +183,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
         self.terminations = dict.fromkeys(AGENTS, False)
         self.truncations = dict.fromkeys(AGENTS, False)
-        self._public_log: list[tuple[dict, int | None]] = []
-        self._window_start = dict.fromkeys(AGENTS, 0)  # log index just before each agent's last move
-        self.infos = {a: self._info(a) for a in AGENTS}
+        # events each agent has seen since just before its own last move
+        self._windows: dict[str, list[dict]] = {a: [] for a in AGENTS}
+        self._log_seen = 0
+        self._update_infos()
         self.agent_selection = AGENTS[self.game.to_move]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -208,8 +210,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         except (TypeError, ValueError) as err:
             raise ValueError(f"action must be a card id 0..51, got {action!r}") from err
         before = list(game.scores)
-        self._window_start[agent] = len(game.log)
         game.step(card, player)  # raises IllegalActionError (a ValueError) and changes nothing
+        self._windows[agent] = []  # this agent's next window starts with its own move's results
         self._cumulative_rewards[agent] = 0.0
         gained = [game.scores[0] - before[0], game.scores[1] - before[1]]
         deal_over = game.phase == Phase.DEAL_OVER
@@ -226,7 +228,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             self.rewards = dict.fromkeys(AGENTS, 0.0)
         if done:
             self.terminations = dict.fromkeys(AGENTS, True)
-        self.infos = {a: self._info(a) for a in AGENTS}
+        self._update_infos()
         self.agent_selection = agent if done else AGENTS[game.to_move]
         self._accumulate_rewards()
         if self.render_mode == "human":
@@ -260,21 +262,27 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     # -- infos ----------------------------------------------------------------------------------
 
-    def _info(self, agent: str) -> dict[str, Any]:
+    def _update_infos(self) -> None:
+        """Add the new log entries to each agent's window (what it may see: not the opponent's
+        discards) and rebuild ``infos``."""
         game = self.game
-        for entry in game.log[len(self._public_log):]:
-            # (event dict, the only player who may see it or None for public entries)
-            self._public_log.append((_entry_dict(entry),
-                                     entry.player if entry.kind == DISCARD else None))
-        player = AGENTS.index(agent)
-        # fresh dicts per call: users may keep and modify what they are given
-        events = [dict(event) for event, owner in self._public_log[self._window_start[agent]:]
-                  if owner is None or owner == player]
+        for entry in game.log[self._log_seen:]:
+            event = _entry_dict(entry)
+            for player, agent in enumerate(AGENTS):
+                if entry.kind != DISCARD or entry.player == player:
+                    self._windows[agent].append(event)
+        self._log_seen = len(game.log)
+        scores = self.scores
+        self.infos = {agent: self._info(agent, scores) for agent in AGENTS}
+
+    def _info(self, agent: str, scores: dict[str, int]) -> dict[str, Any]:
+        game = self.game
+        events = list(self._windows[agent])  # the event dicts are shared: treat them as read-only
         info: dict[str, Any] = {
             "events": events,
             "go": sorted({e["player"] for e in events if e["kind"] == SAID_GO}),
-            "phase": game.phase.name.lower(),
-            "scores": self.scores,
+            "phase": PHASE_NAMES[game.phase],
+            "scores": dict(scores),
             "dealer": AGENTS[game.dealer],
         }
         if game.is_over:
