@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from itertools import combinations, combinations_with_replacement, product
 
 import numpy as np
@@ -178,7 +178,7 @@ def score_hand(hand: Sequence[int | str], starter: int | str, crib: bool = False
     return _RANK_POINTS_LIST[_rank_key(ranks)] + flush + nobs
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fifteen_subsets(values: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
     """Index sets of the sorted ``values`` that sum to 15 (cached: only 2,002 five-value multisets
     exist, so after warm-up a show count never enumerates subsets)."""
@@ -254,7 +254,9 @@ def score_hands(hands: np.ndarray, starters: np.ndarray, crib: bool = False) -> 
 
 
 def all_hands_with_starters() -> tuple[np.ndarray, np.ndarray]:
-    """Every 4-card hand (C(52,4) = 270,725) with each of its 48 starters: arrays (12994800, 4), (12994800,)."""
+    """Every 4-card hand (C(52,4) = 270,725) with each of its 48 starters.
+
+    Returns int8 arrays of shape (12994800, 4) and (12994800,)."""
     hands = np.array(list(combinations(range(N_CARDS), 4)), dtype=np.int8)
     candidates = np.broadcast_to(np.arange(N_CARDS, dtype=np.int8), (len(hands), N_CARDS))
     in_hand = np.zeros((len(hands), N_CARDS), dtype=bool)

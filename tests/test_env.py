@@ -64,7 +64,7 @@ def test_pettingzoo_render_test():
 def test_ansi_board_shows_pegs_count_table_and_table_talk():
     env = crib_env.env(render_mode="ansi")
     env.reset(seed=0, options={"first_dealer": "player_1", "deals": [SCRIPTED_DEAL]})
-    for agent, card, _ in SCRIPTED_MOVES[:6]:
+    for _, card, _ in SCRIPTED_MOVES[:6]:
         env.step(parse_cards(card)[0])
     board = env.render()
     assert "player_0 |" in board and "player_1 |" in board
@@ -90,12 +90,12 @@ def test_scripted_deal_scores_step_by_step():
 def test_infos_report_go_and_score_events_with_cards():
     env = crib_env.raw_env()
     env.reset(seed=1, options={"first_dealer": "player_1", "deals": [SCRIPTED_DEAL]})
-    for agent, card, _ in SCRIPTED_MOVES[:6]:
+    for _, card, _ in SCRIPTED_MOVES[:6]:
         env.step(parse_cards(card)[0])
     fifteen = [e for e in env.infos["player_1"]["events"] if e["kind"] == "fifteen"]
     assert fifteen == [{"kind": "fifteen", "player": "player_1", "points": 2,
                         "cards": ("7S", "8C")}]
-    for agent, card, _ in SCRIPTED_MOVES[6:8]:
+    for _, card, _ in SCRIPTED_MOVES[6:8]:
         env.step(parse_cards(card)[0])
     # player_0's window runs from just before its last move (7H): the go and the go point
     events = env.infos["player_0"]["events"]
@@ -155,9 +155,9 @@ def test_points_rewards_sum_to_final_margin_and_are_zero_sum(episode):
     for seed in range(20):
         env = crib_env.env(reward="points", episode=episode)
         env.reset(seed=seed)
-        step_sums = []
+        step_sums: list[float] = []
 
-        def check_zero_sum(agent, observation, info):
+        def check_zero_sum(agent, observation, info, env=env, step_sums=step_sums):
             step_sums.append(sum(env.unwrapped.rewards.values()))
 
         totals = play_out(env, rng, check_zero_sum)
@@ -180,7 +180,7 @@ def test_win_reward_is_plus_minus_one_at_the_end_only():
 def test_episode_deal_ends_after_one_show():
     env = crib_env.raw_env(episode="deal")
     env.reset(seed=2, options={"first_dealer": "player_1", "deals": [SCRIPTED_DEAL]})
-    for agent, card, _ in SCRIPTED_MOVES:
+    for _, card, _ in SCRIPTED_MOVES:
         env.step(parse_cards(card)[0])
     assert all(env.terminations.values())
     assert env.unwrapped.scores == {"player_0": 10, "player_1": 8}
