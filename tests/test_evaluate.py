@@ -159,6 +159,37 @@ def test_agent_objects_are_not_changed_by_evaluation():
     assert agent.rng.bit_generator.state == before
 
 
+def test_torch_runs_single_threaded_during_play_and_is_restored():
+    torch = pytest.importorskip("torch")
+    seen = []
+
+    class ThreadSpy(LowestCard):
+        def act(self, observation, action_mask):
+            seen.append(torch.get_num_threads())
+            return super().act(observation, action_mask)
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        evaluate(ThreadSpy(), "random", games=2, seed=0, progress=False, regret=False)
+        assert seen and set(seen) == {1}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_a_saved_checkpoint_evaluates_the_same_with_any_workers(tmp_path):
+    learned = pytest.importorskip("agents.learned", reason="the learned-agent loader has not landed")
+    checkpoint = pytest.importorskip("training.checkpoint", reason="checkpoint saving has not landed")
+    net = learned.build_network("mlp", features=False)
+    checkpoint.save_checkpoint(tmp_path / "run1" / "best", net, "mlp", {"features": False}, {})
+    run = str(tmp_path / "run1")
+    one = evaluate(run, "random", games=22, seed=1, progress=False, regret=False)
+    two = evaluate(run, "random", games=22, seed=1, progress=False, regret=False, workers=2)
+    assert one.agent == run and one.games == 22
+    assert _stable(one) == _stable(two)
+
+
 # -- duplicate mode --
 
 def test_duplicate_deals_the_same_cards_to_both_seats():

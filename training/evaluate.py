@@ -36,9 +36,11 @@ import math
 import multiprocessing
 import os
 import random
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -286,6 +288,25 @@ def _run_block(block: _Block, on_game: Callable[[], None] | None = None) -> list
         if on_game is not None:
             on_game()
     return results
+
+
+@contextmanager
+def _torch_single_thread() -> Iterator[None]:
+    """Run torch on one thread while games play in this process, then restore the setting.
+
+    Policies run one observation at a time, where torch's thread pool only adds overhead: on 2 busy
+    cores a small checkpoint played 4x faster with one thread than with two.
+    """
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _init_worker() -> None:
@@ -556,8 +577,9 @@ def evaluate(
     with tqdm(total=games, desc=f"{_agent_name(agent)} vs {_agent_name(opponent)}", unit="game",
               disable=not progress, leave=False, dynamic_ncols=True) as bar:
         if pool is None and (workers == 1 or len(blocks) == 1):
-            for block in blocks:
-                by_block[block.number] = _run_block(block, on_game=lambda: bar.update(1))
+            with _torch_single_thread():
+                for block in blocks:
+                    by_block[block.number] = _run_block(block, on_game=lambda: bar.update(1))
         else:
             own = pool is None
             executor = process_pool(min(workers, len(blocks))) if own else pool
