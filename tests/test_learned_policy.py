@@ -1,0 +1,115 @@
+"""The learned policy's parts: card features, networks, the opponent mixture, every shipped config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents.card_features import FEATURE_NAMES, card_features, crib_table
+from agents.learned import OUTPUT_SIZE, LearnedAgent, build_network, input_size
+from crib_env.cards import parse_cards
+from crib_env.game import Game
+from crib_env.observation import encode
+from training.config import load_config
+from training.selfplay import MixtureOpponent
+
+COL = {name: i for i, name in enumerate(FEATURE_NAMES)}
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def deal(hand0: str, hand1: str, starter: str, dealer: int = 1) -> Game:
+    return Game(seed=0, first_dealer=dealer,
+                deals=[{"hands": [parse_cards(hand0), parse_cards(hand1)], "starter": starter}])
+
+
+def test_crib_table_values_match_the_known_ones():
+    table = crib_table()
+    five, ten, ace, king = 4, 9, 0, 12
+    assert 8.0 < table[five, five] < 9.5  # two fives are the best crib discard
+    assert table[five, ten] > table[ace, king]
+    assert np.allclose(table, table.T)
+
+
+def test_discard_features_mark_the_best_discard_in_hand():
+    # Pone holds three fives: the best discard keeps them (5 5 5 + a ten card is 14 in hand).
+    game = deal("5C 5D 5H JS KC QD", "AC 2C 3C 4C 6C 7C", "9H", dealer=1)
+    assert game.to_move == 0
+    f = card_features(encode(game, 0), game.legal_mask())
+    best = [int(c) for c in np.flatnonzero(f[:, COL["is_best"]])]
+    assert len(best) == 2 and not set(best) & set(parse_cards("5C 5D 5H"))
+    for card in best:
+        assert f[card, COL["total_regret"]] == 0.0
+        assert f[card, COL["keep_ev"]] * 10 > 14
+        assert f[card, COL["crib_ev"]] < 0  # pone gives points to the dealer's crib
+    for card in parse_cards("5C 5D 5H"):
+        assert f[card, COL["total_regret"]] < 0.0
+
+
+def test_play_features_see_fifteen_and_the_danger_of_five():
+    game = deal("TC 5D 9H 2S KC KD", "5C AD 3H 4S 6C 7C", "QH", dealer=1)
+    for card in parse_cards("KC KD"):  # pone throws the kings ...
+        game.step(card)
+    for card in parse_cards("6C 7C"):
+        game.step(card)
+    game.step(parse_cards("5D")[0])  # ... and leads a 5 (count 5)
+    f = card_features(encode(game, 1), game.legal_mask())
+    five = parse_cards("5C")[0]
+    assert f[five, COL["peg_points"]] * 4 == 2  # a pair
+    ace = parse_cards("AD")[0]
+    assert f[ace, COL["peg_points"]] == 0 and f[ace, COL["new_count"]] == pytest.approx(6 / 31)
+    assert f[parse_cards("4S")[0], COL["is_best_peg"]] == 0.0
+    assert f[five, COL["is_best_peg"]] == 1.0
+    illegal = parse_cards("KS")[0]
+    assert not f[illegal].any()
+
+
+@pytest.mark.parametrize("arch,kwargs", [("cards", {"features": True, "hidden": 16, "context": 16,
+                                                     "embed": 4}),
+                                          ("cards", {"features": False, "hidden": 16}),
+                                          ("mlp", {"features": False, "hidden": 32})])
+def test_networks_map_an_input_row_to_logits_and_value(arch, kwargs):
+    net = build_network(arch, **kwargs)
+    out = net(torch.zeros(3, input_size(kwargs["features"])))
+    assert out.shape == (3, OUTPUT_SIZE)
+    agent = LearnedAgent(net, kwargs["features"])
+    game = Game(seed=1)
+    mask = game.legal_mask()
+    assert mask[agent.act(encode(game, game.to_move), mask)] == 1
+
+
+def test_unknown_architecture_or_argument_is_named():
+    with pytest.raises(ValueError, match="unknown policy architecture 'rnn'"):
+        build_network("rnn")
+    with pytest.raises(ValueError, match="takes features, hidden, layers; got context"):
+        build_network("mlp", context=3)
+
+
+class Fixed:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.resets = 0
+
+    def act(self, observation, action_mask) -> int:
+        return int(np.flatnonzero(action_mask)[0])
+
+    def reset(self) -> None:
+        self.resets += 1
+
+
+def test_mixture_draws_members_by_weight_once_per_episode():
+    a, b = Fixed("a"), Fixed("b")
+    mix = MixtureOpponent([a, b], [3.0, 1.0], seed=0)
+    for _ in range(4000):
+        mix.reset()
+    assert a.resets + b.resets == 4000
+    assert 0.72 < a.resets / 4000 < 0.78
+    with pytest.raises(ValueError, match="positive"):
+        MixtureOpponent([a], [0.0])
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_shipped_config_is_valid(path):
+    assert load_config(path).name == path.stem

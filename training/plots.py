@@ -1,0 +1,75 @@
+"""``crib plot RUN_DIR``: a run's learning curves (win rate and points per game against each
+evaluation opponent, with 95% intervals) drawn from ``RUN_DIR/evals.jsonl`` to a PNG."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+def read_evals(run_dir: Path) -> list[dict[str, Any]]:
+    """The evaluation lines of a run, oldest first; raises if the run has none."""
+    path = Path(run_dir) / "evals.jsonl"
+    if not Path(run_dir).is_dir():
+        raise FileNotFoundError(f"no run folder at {run_dir}")
+    if not path.exists():
+        raise FileNotFoundError(f"{run_dir} has no evals.jsonl: is it a run folder written by "
+                                f"crib train?")
+    lines = []
+    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if text.strip():
+            try:
+                lines.append(json.loads(text))
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}, line {number}: not JSON ({err})") from err
+    if not lines:
+        raise ValueError(f"{path} holds no evaluations yet")
+    # A resumed run may repeat a step; keep the last line for each.
+    by_step = {line["step"]: line for line in lines}
+    return [by_step[s] for s in sorted(by_step)]
+
+
+def plot_run(run_dir: Path, output: Path | None = None) -> Path:
+    """Draw the curves of ``run_dir`` to ``output`` (default ``RUN_DIR/curves.png``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    run_dir = Path(run_dir)
+    evals = read_evals(run_dir)
+    output = Path(output) if output is not None else run_dir / "curves.png"
+    opponents = sorted({o for line in evals for o in line["results"]})
+    steps = [line["step"] for line in evals]
+    fig, (ax_win, ax_pts) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for opponent in opponents:
+        rows = [(s, line["results"][opponent]) for s, line in zip(steps, evals, strict=True)
+                if opponent in line["results"]]
+        xs = [s for s, _ in rows]
+        for ax, key in ((ax_win, "win_rate"), (ax_pts, "points_per_game")):
+            ys = [r[key] for _, r in rows]
+            lo = [r[f"{key}_ci95"][0] for _, r in rows]
+            hi = [r[f"{key}_ci95"][1] for _, r in rows]
+            line, = ax.plot(xs, ys, marker="o", ms=3, label=f"vs {opponent}")
+            ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.15)
+    ax_win.axhline(0.5, color="grey", lw=0.8, ls="--")
+    ax_win.set(title="win rate (95% CI)", xlabel="training steps", ylabel="win rate")
+    ax_pts.axhline(0.0, color="grey", lw=0.8, ls="--")
+    ax_pts.set(title="points per game: final margin (95% CI)", xlabel="training steps",
+               ylabel="points")
+    for ax in (ax_win, ax_pts):
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.suptitle(run_dir.name, fontsize=9)
+    fig.tight_layout()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(output, dpi=110)
+    plt.close(fig)
+    return output
+
+
+def plot_command(run_dir: Path, output: Path | None = None) -> Path:
+    path = plot_run(run_dir, output)
+    print(f"wrote {path}")
+    return path
