@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from training.cli import app
-from training.tournament import bootstrap_intervals, bradley_terry, tournament
+from training.tournament import bradley_terry, rating_intervals, tournament
 
 
 def test_bradley_terry_on_the_elo_scale():
@@ -31,14 +31,20 @@ def test_bradley_terry_orders_a_transitive_field_and_stays_finite_on_a_whitewash
     assert even == pytest.approx([0, 0, 0], abs=1e-6)
 
 
-def test_bootstrap_intervals_bracket_the_estimate_and_shrink_with_games():
-    small = np.array([[0, 12], [8, 0]])
-    large = small * 25
-    for wins in (small, large):
-        ratings, ci = bradley_terry(wins), bootstrap_intervals(wins, seed=0, samples=300)
-        assert np.all(ci[:, 0] <= ratings + 1e-9) and np.all(ratings <= ci[:, 1] + 1e-9)
-    width = lambda w: np.ptp(bootstrap_intervals(w, seed=0, samples=300)[0])  # noqa: E731
-    assert width(large) < width(small) / 2
+def test_rating_intervals_match_the_fisher_information_and_shrink_with_games():
+    # Two agents, 76-24: var(theta_1 - theta_2) = 1 / (n p (1 - p)); each centred rating carries
+    # half the gap, so its standard error is half of that difference's, times 400 / ln 10.
+    wins = np.array([[0, 76], [24, 0]])
+    se = 0.5 / math.sqrt(100 * 0.76 * 0.24) * 400 / math.log(10)
+    ci = rating_intervals(wins, prior=0)
+    ratings = bradley_terry(wins, prior=0)
+    assert ci[:, 1] - ratings == pytest.approx([1.959964 * se] * 2, rel=1e-4)
+    assert ratings - ci[:, 0] == pytest.approx([1.959964 * se] * 2, rel=1e-4)
+    width = lambda w: float(np.ptp(rating_intervals(w)[0]))  # noqa: E731
+    assert width(wins * 25) == pytest.approx(width(wins) / 5, rel=0.02)
+    # a whitewash is weak evidence of how far apart: a wide, but finite, interval
+    whitewash = rating_intervals(np.array([[0, 40], [0, 0]]))
+    assert np.all(np.isfinite(whitewash)) and np.ptp(whitewash[0]) > 4 * width(wins)
 
 
 def test_tournament_round_robin_is_complete_and_reproducible():

@@ -2,15 +2,15 @@
 
 Every pair of agents plays ``games`` games through ``training.evaluate.evaluate`` (seats and first
 deal alternating, each pairing with its own seed derived from the tournament's). The result holds
-the win matrix, Bradley-Terry ratings on the Elo scale with 95% bootstrap intervals, and renders a
+the win matrix, Bradley-Terry ratings on the Elo scale with 95% intervals, and renders a
 rich table and a heatmap PNG.
 
 Ratings: the Bradley-Terry model says agent i beats agent j with probability
 ``p_i / (p_i + p_j)``; the strengths are fitted by maximum likelihood (Hunter's MM iteration) and
 reported as ``400 * log10(p_i)``, so a 200-point gap means about 76% wins, as in Elo, and centred
 so the field's mean is 0. Each pairing gets ``PRIOR_GAMES`` virtual games split evenly, which keeps
-the fit finite when one agent wins every game (greedy against random). Intervals come from a
-parametric bootstrap: redraw every pairing's wins from its smoothed win rate and refit.
+the fit finite when one agent wins every game (greedy against random). The 95% intervals come from
+the Fisher information at the fit (normal approximation on the log-strength scale).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from .evaluate import EvaluationReport, build_agent, derive_seed, evaluate, process_pool
+from .stats import Z95
 
 PRIOR_GAMES = 1.0  # virtual games per pairing, half won by each side
-BOOTSTRAP_SAMPLES = 500
 ELO_SCALE = 400.0 / math.log(10.0)  # natural-log strength -> Elo points
 
 
@@ -64,24 +64,28 @@ def bradley_terry(wins: np.ndarray, prior: float = PRIOR_GAMES, iterations: int 
     return ratings - ratings.mean()
 
 
-def bootstrap_intervals(wins: np.ndarray, seed: int, samples: int = BOOTSTRAP_SAMPLES,
-                        prior: float = PRIOR_GAMES) -> np.ndarray:
-    """``(k, 2)`` array of 95% rating intervals by parametric bootstrap of every pairing."""
+def rating_intervals(wins: np.ndarray, prior: float = PRIOR_GAMES) -> np.ndarray:
+    """``(k, 2)`` array of 95% intervals of the ``bradley_terry`` ratings, from the Fisher
+    information at the fit (ratings relative to the field mean, as reported).
+
+    The information matrix of the log-strengths is the graph Laplacian with edge weights
+    ``n_ij p_ij (1 - p_ij)``; its pseudo-inverse is the covariance of the mean-centred ratings. A
+    whitewash carries little information (p near 1), so its interval is wide: the data say the
+    loser is far below, not how far.
+    """
     wins = np.asarray(wins, dtype=float)
-    k = wins.shape[0]
-    played = (wins + wins.T).astype(int)
-    rate = (wins + prior / 2) / np.maximum(played + prior, 1e-12)  # smoothed win rates
-    rng = np.random.default_rng(seed)
-    draws = np.empty((samples, k))
-    for s in range(samples):
-        sample = np.zeros((k, k))
-        for i in range(k):
-            for j in range(i + 1, k):
-                if played[i, j]:
-                    sample[i, j] = rng.binomial(played[i, j], rate[i, j])
-                    sample[j, i] = played[i, j] - sample[i, j]
-        draws[s] = bradley_terry(sample, prior)
-    return np.percentile(draws, [2.5, 97.5], axis=0).T
+    ratings = bradley_terry(wins, prior)
+    played = wins + wins.T
+    met = played > 0
+    np.fill_diagonal(met, False)
+    n = played + np.where(met, prior, 0.0)
+    np.fill_diagonal(n, 0.0)
+    theta = ratings / ELO_SCALE
+    p = 1.0 / (1.0 + np.exp(theta[None, :] - theta[:, None]))  # P(i beats j)
+    weight = n * p * (1.0 - p)
+    laplacian = np.diag(weight.sum(axis=1)) - weight
+    se = ELO_SCALE * np.sqrt(np.clip(np.diag(np.linalg.pinv(laplacian)), 0.0, None))
+    return np.stack([ratings - Z95 * se, ratings + Z95 * se], axis=1)
 
 
 @dataclass
@@ -134,7 +138,7 @@ class TournamentResult:
             matrix.add_row(name, *("-" if math.isnan(v) else f"{v:.1%}" for v in row))
 
         ratings = Table(title="Bradley-Terry ratings", title_justify="left",
-                        caption="Elo scale, field mean 0; 95% bootstrap interval",
+                        caption="Elo scale, field mean 0; 95% interval",
                         caption_justify="left")
         for column in ("rank", "agent", "rating", "95% interval"):
             ratings.add_column(column, justify="left" if column == "agent" else "right")
@@ -224,7 +228,7 @@ def tournament(agent_specs: Sequence[str], games: int, seed: int = 0, workers: i
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     ratings = bradley_terry(wins)
-    intervals = bootstrap_intervals(wins, seed=derive_seed(seed, "bootstrap") % 2**32)
+    intervals = rating_intervals(wins)
     return TournamentResult(labels, games, seed, wins, ratings, intervals, reports)
 
 
