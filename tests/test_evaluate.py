@@ -100,6 +100,19 @@ def test_same_seed_gives_the_same_json_for_any_workers():
     assert other.margins != one.margins  # the seed really drives the games
 
 
+def test_duplicate_reports_do_not_depend_on_how_blocks_are_scheduled():
+    # Blocks finishing in any order (a thread pool here; processes in the test above) merge by
+    # game index, and duplicate pairs never straddle two blocks.
+    from concurrent.futures import ThreadPoolExecutor
+
+    serial = evaluate("random", "random", games=64, seed=9, duplicate=True, progress=False)
+    with ThreadPoolExecutor(3) as pool:
+        pooled = evaluate("random", "random", games=64, seed=9, duplicate=True, progress=False,
+                          workers=3, pool=pool)
+    assert _stable(serial) == _stable(pooled)
+    assert serial.discard_regret is None or serial.discard_regret == pooled.discard_regret
+
+
 def test_report_has_the_contract_keys_and_consistent_counts():
     report = evaluate("random", "random", games=30, seed=2, progress=False)
     data = report.to_dict()
