@@ -1,0 +1,329 @@
+"""A vectorized training env: ``num_envs`` cribbage games stepped at once by the compiled core.
+
+Each row is one game with one learning seat; the opponent's moves are made inside ``step``. The
+observation, action and reward are those of the single-agent env (``crib_env.single``), so a policy
+trained here plays there and in the AEC env unchanged:
+
+* observation: ``(num_envs, OBS_SIZE)`` float32 in the layout of ``crib_env.observation`` (the same
+  vector ``encode(game, seat)`` gives; tested), seen from the learning seat;
+* action: one card id per row; ``action_masks()`` (``(num_envs, 52)`` bool) gives the legal cards, as
+  MaskablePPO expects; ``infos["action_mask"]`` holds the same as int8. An illegal card raises
+  ``IllegalActionError`` naming the row, before any row is changed;
+* reward: ``"win"`` (+1 / -1 when the game ends; with ``episode="deal"`` the sign of the deal's
+  point difference when the deal ends) or ``"points"`` (the learner's points minus the opponent's,
+  from the learner's move through the opponent's replies);
+* episodes: ``"game"`` (to the target) or ``"deal"`` (one deal of a fresh game);
+* autoreset in the same step (``AutoresetMode.SAME_STEP``, as SB3's VecEnv): a finished row comes
+  back already reset; its last observation is in ``infos["final_obs"]`` (rows flagged by
+  ``infos["_final_obs"]``), and ``infos["final_scores"]`` holds (learner, opponent) final scores;
+* ``seat``: ``"player_0"``, ``"player_1"`` or ``"random"`` (drawn per episode from the row's stream);
+  the first dealer is cut for as the rules say.
+
+The opponent is ``"random"`` (played inside the compiled kernel: no Python per move), a batch
+policy ``f(observations (k, OBS_SIZE), action_masks (k, 52)) -> actions (k,)`` (one call per round
+of opponent moves, so a neural opponent is evaluated in batches), or any agent with
+``act(observation, action_mask)`` (called row by row; one object serves every row, so it must act
+from the observation alone, as the scripted agents do).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from numba import njit
+
+from . import fast
+from .cards import N_CARDS
+from .fast import (
+    CRIB_PTS,
+    DEALER,
+    HAND_PTS,
+    HEELS_PTS,
+    OK,
+    P_DEAL_OVER,
+    P_GAME_OVER,
+    P_PLAY,
+    PEG,
+    PHASE,
+    SCORE,
+    TO_MOVE,
+    WINNER,
+    encode_obs,
+    init_game,
+    legal_bits,
+    rand_below,
+    random_action,
+    step_game,
+)
+from .game import DEFAULT_TARGET, IllegalActionError
+from .observation import OBS_SIZE
+
+SEAT_CHOICES = ("player_0", "player_1", "random")
+REWARD_MODES = ("win", "points")
+EPISODE_MODES = ("game", "deal")
+BatchPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+# -- kernels -----------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _first_illegal(S, actions):
+    for b in range(S.shape[0]):
+        a = actions[b]
+        if a < 0 or a >= 52 or not (legal_bits(S, b) >> a) & 1:
+            return b
+    return -1
+
+
+@njit(cache=True)
+def _live(S, b):
+    return S[b, PHASE] <= P_PLAY
+
+
+@njit(cache=True)
+def _opponent_random(S, seats, b):
+    while _live(S, b) and S[b, TO_MOVE] != seats[b]:
+        step_game(S, b, random_action(S, b))
+
+
+@njit(cache=True)
+def _apply_learner(S, seats, actions, before, opp_random):
+    """Learner moves (already checked legal), then random opponent replies; remember the scores
+    before the move for the reward."""
+    for b in range(S.shape[0]):
+        seat = seats[b]
+        before[b, 0] = S[b, SCORE + seat]
+        before[b, 1] = S[b, SCORE + 1 - seat]
+        step_game(S, b, actions[b])
+        if opp_random:
+            _opponent_random(S, seats, b)
+
+
+@njit(cache=True)
+def _opponent_rows(S, seats, rows):
+    """Rows where the opponent is to move; returns how many (written to ``rows``)."""
+    k = 0
+    for b in range(S.shape[0]):
+        if _live(S, b) and S[b, TO_MOVE] != seats[b]:
+            rows[k] = b
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _encode_rows(S, rows, k, players, obs, masks):
+    for i in range(k):
+        b = rows[i]
+        encode_obs(S, b, players[b], obs[i])
+        bits = legal_bits(S, b)
+        for c in range(52):
+            masks[i, c] = (bits >> c) & 1
+
+
+@njit(cache=True)
+def _opponent_moves(S, rows, k, actions):
+    """Apply the opponent's chosen cards; returns the index of the first illegal one or -1."""
+    for i in range(k):
+        if step_game(S, rows[i], actions[i]) != OK:
+            return i
+    return -1
+
+
+@njit(cache=True)
+def _deal_margin(S, b, seat):
+    dealer = S[b, DEALER]
+    margin = 0
+    for p in range(2):
+        points = S[b, PEG + p] + S[b, HAND_PTS + p]
+        if p == dealer:
+            points += S[b, HEELS_PTS] + S[b, CRIB_PTS]
+        margin += points if p == seat else -points
+    return margin
+
+
+@njit(cache=True)
+def _finish(S, seats, before, reward_points, target, single_deal, seat_mode, opp_random,
+            rewards, done, final_obs, final_scores):
+    """Rewards and episode ends; finished rows are encoded into ``final_obs`` and restarted."""
+    for b in range(S.shape[0]):
+        seat = seats[b]
+        own = S[b, SCORE + seat]
+        opp = S[b, SCORE + 1 - seat]
+        phase = S[b, PHASE]
+        ended = phase == P_GAME_OVER or phase == P_DEAL_OVER
+        if reward_points:
+            rewards[b] = (own - before[b, 0]) - (opp - before[b, 1])
+        elif phase == P_GAME_OVER:
+            rewards[b] = 1.0 if S[b, WINNER] == seat else -1.0
+        elif phase == P_DEAL_OVER:
+            rewards[b] = np.sign(_deal_margin(S, b, seat))
+        else:
+            rewards[b] = 0.0
+        done[b] = ended
+        if ended:
+            encode_obs(S, b, seat, final_obs[b])
+            final_scores[b, 0] = own
+            final_scores[b, 1] = opp
+            _restart(S, seats, b, target, single_deal, seat_mode, opp_random)
+
+
+@njit(cache=True)
+def _restart(S, seats, b, target, single_deal, seat_mode, opp_random):
+    """A new game in row ``b`` from the row's own stream (``seat_mode`` -1: random seat)."""
+    if seat_mode < 0:
+        seats[b] = rand_below(S, b, 2)
+    init_game(S, b, -1, target, -1, single_deal)
+    if opp_random:
+        _opponent_random(S, seats, b)
+
+
+@njit(cache=True)
+def _reset_all(S, seeds, seats, target, single_deal, seat_mode, opp_random):
+    for b in range(S.shape[0]):
+        fast.seed_row(S, b, seeds[b])
+        seats[b] = seat_mode
+        _restart(S, seats, b, target, single_deal, seat_mode, opp_random)
+
+
+@njit(cache=True)
+def _observe_all(S, seats, obs, masks):
+    for b in range(S.shape[0]):
+        encode_obs(S, b, seats[b], obs[b])
+        bits = legal_bits(S, b)
+        for c in range(52):
+            masks[b, c] = (bits >> c) & 1
+
+
+# -- the env -----------------------------------------------------------------------------------
+
+class CribbageVectorEnv(VectorEnv):
+    """``num_envs`` games, one learning seat each, against ``opponent`` (see the module docstring)."""
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(self, num_envs: int, opponent: str | BatchPolicy | Any = "random",
+                 seat: str = "random", reward: str = "win", episode: str = "game",
+                 target_score: int = DEFAULT_TARGET) -> None:
+        if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        for name, value, allowed in (("seat", seat, SEAT_CHOICES), ("reward", reward, REWARD_MODES),
+                                     ("episode", episode, EPISODE_MODES)):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; "
+                                 f"got {value!r}")
+        if isinstance(target_score, bool) or not isinstance(target_score, (int, np.integer)) \
+                or target_score < 1:
+            raise ValueError(f"target_score must be a positive int, got {target_score!r}")
+        self.num_envs = int(num_envs)
+        self.opponent = opponent
+        self._opp_random = isinstance(opponent, str)
+        if self._opp_random and opponent != "random":
+            raise ValueError(f"opponent must be 'random', a batch policy or an agent with act(); "
+                             f"got {opponent!r}")
+        self._opp_batch = None if self._opp_random else _batch_policy(opponent)
+        self.seat = seat
+        self._seat_mode = -1 if seat == "random" else SEAT_CHOICES.index(seat)
+        self.reward_mode = reward
+        self.episode = episode
+        self.target_score = int(target_score)
+        self.single_observation_space = spaces.Box(0.0, 1.0, (OBS_SIZE,), dtype=np.float32)
+        self.single_action_space = spaces.Discrete(N_CARDS)
+        self.observation_space = spaces.Box(0.0, 1.0, (self.num_envs, OBS_SIZE), dtype=np.float32)
+        self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, N_CARDS))
+        n = self.num_envs
+        self.state = fast.new_state(n)
+        self.seats = np.zeros(n, dtype=np.int64)  # the learning seat of each row (0 / 1)
+        self._before = np.zeros((n, 2), dtype=np.int64)
+        self._obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+        self._masks = np.zeros((n, N_CARDS), dtype=np.int8)
+        self._rows = np.zeros(n, dtype=np.int64)
+        self._needs_reset = True
+
+    # -- gymnasium VectorEnv API ----------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None,
+              options: dict | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """Restart every row; ``seed`` fixes every game that follows (rows get unrelated streams)."""
+        seeds = np.random.SeedSequence(seed).generate_state(self.num_envs, dtype=np.uint64)
+        seeds = (seeds >> np.uint64(1)).astype(np.int64)
+        _reset_all(self.state, seeds, self.seats, self.target_score, self.episode == "deal",
+                   self._seat_mode, self._opp_random)
+        self._play_opponent()
+        self._needs_reset = False
+        _observe_all(self.state, self.seats, self._obs, self._masks)
+        return self._obs.copy(), {"action_mask": self._masks.copy()}
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                  dict[str, Any]]:
+        """One learner move per row, then the opponent's replies; rows that finish restart."""
+        if self._needs_reset:
+            raise RuntimeError("call reset() before step()")
+        actions = np.ascontiguousarray(actions, dtype=np.int64).reshape(-1)
+        if actions.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
+        bad = _first_illegal(self.state, actions)
+        if bad >= 0:
+            raise IllegalActionError(f"row {bad}: card {int(actions[bad])} is not legal for the "
+                                     f"learner (legal: {np.flatnonzero(self._masks[bad]).tolist()})")
+        n = self.num_envs
+        _apply_learner(self.state, self.seats, actions, self._before, self._opp_random)
+        self._play_opponent()
+        rewards = np.zeros(n, dtype=np.float32)
+        done = np.zeros(n, dtype=np.bool_)
+        final_obs = np.zeros((n, OBS_SIZE), dtype=np.float32)  # calloc: untouched pages cost nothing
+        final_scores = np.zeros((n, 2), dtype=np.int64)
+        _finish(self.state, self.seats, self._before, self.reward_mode == "points",
+                self.target_score, self.episode == "deal", self._seat_mode, self._opp_random,
+                rewards, done, final_obs, final_scores)
+        if done.any():
+            self._play_opponent()  # an opponent who moves first in a restarted game
+        _observe_all(self.state, self.seats, self._obs, self._masks)
+        infos = {"action_mask": self._masks.copy(), "final_obs": final_obs, "_final_obs": done.copy(),
+                 "final_scores": final_scores, "_final_scores": done.copy()}
+        return self._obs.copy(), rewards, done, np.zeros(n, dtype=np.bool_), infos
+
+    def action_masks(self) -> np.ndarray:
+        """(num_envs, 52) bool: the learner's legal cards in each row."""
+        return self._masks.astype(bool)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        pass
+
+    # -- opponent -------------------------------------------------------------------------------
+
+    def _play_opponent(self) -> None:
+        """Let a Python opponent move in every row where it is to move, in batches, until none is."""
+        if self._opp_random:
+            return
+        obs = np.zeros((self.num_envs, OBS_SIZE), dtype=np.float32)
+        masks = np.zeros((self.num_envs, N_CARDS), dtype=np.int8)
+        opp_seats = 1 - self.seats
+        while True:
+            k = _opponent_rows(self.state, self.seats, self._rows)
+            if k == 0:
+                return
+            _encode_rows(self.state, self._rows, k, opp_seats, obs, masks)
+            actions = np.ascontiguousarray(self._opp_batch(obs[:k], masks[:k]), dtype=np.int64)
+            if actions.shape != (k,):
+                raise ValueError(f"the opponent policy returned shape {actions.shape} for {k} "
+                                 f"observations")
+            bad = _opponent_moves(self.state, self._rows, k, actions)
+            if bad >= 0:
+                raise IllegalActionError(f"the opponent chose illegal card {int(actions[bad])} in "
+                                         f"row {int(self._rows[bad])}")
+
+
+def _batch_policy(opponent: Any) -> BatchPolicy:
+    if hasattr(opponent, "act"):
+        def per_row(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+            return np.array([opponent.act(o, m) for o, m in zip(obs, masks, strict=True)],
+                            dtype=np.int64)
+        return per_row
+    if callable(opponent):
+        return opponent
+    raise ValueError(f"opponent must be 'random', a batch policy or an agent with act(); "
+                     f"got {opponent!r}")

@@ -1,0 +1,155 @@
+"""The compiled core agrees with the plain rules engine, move by move.
+
+Size: 100,000 full games through the plain engine take minutes (it runs about 400 random games a
+second), so the suite compares 4,000 random games step by step (about 350,000 moves and 30,000
+deals, with targets 121 / 61 / 31 / 15 so games also end on heels, mid-play and mid-show) plus
+exhaustive and 100,000-sample checks of the scorers and 100,000 games of invariants in the fast
+core. ``bench/bench_differential.py`` runs the full 100,000-game comparison.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from crib_env import fast, fast_check
+from crib_env.game import Game, Phase
+from crib_env.observation import encode
+from crib_env.scoring import score_play
+
+DIFFERENTIAL_GAMES = 4_000
+
+
+@pytest.fixture(scope="module")
+def reference() -> fast_check.ReferenceGames:
+    return fast_check.play_reference_games(DIFFERENTIAL_GAMES, seed=20_261_130)
+
+
+def test_fast_core_matches_plain_engine_after_every_move(reference):
+    assert reference.n_games == DIFFERENTIAL_GAMES
+    assert len(reference.actions) > 200_000
+    assert fast_check.compare(reference) == []
+
+
+def test_games_end_everywhere_the_rules_allow(reference):
+    """The sample reaches the endings that matter: mid-play, mid-show (incomplete deal records)
+    and on the dealer's heels."""
+    ends = reference.action_start[1:] - 1
+    last_phase_rows = reference.trace[ends]
+    assert (last_phase_rows[:, fast.TRACE_FIELDS.index("phase")] == int(Phase.GAME_OVER)).all()
+    last_deal = reference.deal_start[1:] - 1
+    completed = reference.records[last_deal, fast.DEAL_FIELDS.index("completed")]
+    assert (completed == 0).any()  # some games end before the show is over
+    heels = reference.records[:, fast.DEAL_FIELDS.index("heels")]
+    assert (heels > 0).any()
+
+
+def test_comparison_reports_a_planted_difference(reference):
+    """The differential check can fail: change one expected score and one deal record."""
+    planted = fast_check.ReferenceGames(**vars(reference))
+    planted.trace = reference.trace.copy()
+    planted.records = reference.records.copy()
+    planted.trace[1234, 0] += 1
+    planted.records[56, 3] += 2
+    problems = fast_check.compare(planted)
+    assert any("score0" in p for p in problems)
+    assert any(p.startswith("deal row 56") for p in problems)
+
+
+def test_replay_flags_an_illegal_recorded_move(reference):
+    actions = reference.actions.copy()
+    start = reference.action_start[7]
+    actions[start] = next(c for c in range(52) if c not in reference.deals[7, :6])  # not in hand
+    planted = fast_check.ReferenceGames(**{**vars(reference), "actions": actions})
+    problems = fast_check.compare(planted)
+    assert any("game 7: move 0" in p and "rejected" in p for p in problems)
+
+
+def test_observations_match_encode_for_both_players_every_move():
+    rng = random.Random(5)
+    S = fast.new_state(1)
+    out = np.zeros((2, fast.OBS_SIZE), dtype=np.float32)
+    moves = 0
+    for i in range(50):
+        game = Game(target=(121, 31)[i % 2], seed=i, first_dealer=i % 2)
+        fast.load_game(S, 0, game)
+        while True:
+            for p in (0, 1):
+                fast.encode_obs(S, 0, p, out[p])
+                np.testing.assert_array_equal(out[p], encode(game, p))
+            if game.is_over:
+                break
+            card = rng.choice(game.legal_actions())
+            game.step(card)
+            assert fast.step_game(S, 0, card) == fast.OK
+            assert S[0, fast.DEAL_NO] == len(game.records)
+            if S[0, fast.PHASE] == fast.P_DISCARD and S[0, fast.NDISC] + S[0, fast.NDISC + 1] == 0:
+                fast.load_game(S, 0, game)  # a new random deal: take the plain engine's cards
+            moves += 1
+    assert moves > 3_000
+
+
+def test_a_loaded_mid_game_state_plays_on_identically():
+    """``load_game`` then the same moves: same scores and phase to the end of the deal."""
+    rng = random.Random(11)
+    S = fast.new_state(1)
+    for i in range(300):
+        game = Game(seed=1000 + i, single_deal=True)
+        for _ in range(rng.randrange(0, 12)):
+            game.step(rng.choice(game.legal_actions()))
+        fast.load_game(S, 0, game)
+        while game.phase not in (Phase.DEAL_OVER, Phase.GAME_OVER):
+            card = rng.choice(game.legal_actions())
+            game.step(card)
+            assert fast.step_game(S, 0, card) == fast.OK
+            assert [S[0, fast.SCORE], S[0, fast.SCORE + 1]] == game.scores
+            assert S[0, fast.TO_MOVE] == game.to_move and S[0, fast.COUNT] == game.count
+        assert S[0, fast.PHASE] == int(game.phase)
+        assert S[0, fast.HAND_PTS] == game.record.hand[0]
+        assert S[0, fast.CRIB_PTS] == game.record.crib
+
+
+def test_show_scores_of_all_hands_match_the_rules_distribution():
+    """All 12,994,800 hand + starter combinations, hand and crib rules (RULES.md figures)."""
+    hand = fast.show_distribution(False)
+    crib = fast.show_distribution(True)
+    assert hand.sum() == crib.sum() == 12_994_800
+    assert hand[[0, 2, 12, 24, 28, 29]].tolist() == [1009008, 2813796, 317340, 3680, 76, 4]
+    assert crib[[0, 2, 12, 20, 28, 29]].tolist() == [1022208, 2839800, 310956, 7828, 76, 4]
+    assert hand[[19, 25, 26, 27]].sum() == 0
+    assert round(float((np.arange(30) * hand).sum() / hand.sum()), 4) == 4.7692
+    assert round(float((np.arange(30) * crib).sum() / crib.sum()), 4) == 4.7348
+
+
+def test_pegging_points_match_score_play_on_100000_sequences():
+    rng = np.random.default_rng(3)
+    S = fast.new_state(1)
+    checked = 0
+    while checked < 100_000:
+        deck = rng.permutation(52)
+        seq, count = [], 0
+        for card in deck[:8]:
+            value = min(card % 13 + 1, 10)
+            if count + value > 31:
+                break
+            seq.append(int(card))
+            count += value
+            S[0, fast.SEQ:fast.SEQ + len(seq)] = seq
+            S[0, fast.SEQ_LEN] = len(seq)
+            S[0, fast.COUNT] = count
+            assert fast.peg_points(S, 0) == score_play(seq), seq
+            checked += 1
+
+
+def test_100000_random_games_end_with_one_winner_on_the_target():
+    scores, winners, first, moves = fast.random_games(100_000, 7, 121)
+    rows = np.arange(len(winners))
+    assert (scores[rows, winners] == 121).all()
+    assert (scores[rows, 1 - winners] < 121).all()
+    assert 100 < moves / len(winners) < 200
+    first_dealer_wins = float((winners == first).mean())
+    assert 0.5 < first_dealer_wins < 0.6  # the first deal is an edge (RULES.md: about 55%)
+    again = fast.random_games(100_000, 7, 121)
+    assert (again[0] == scores).all()  # same seed, same games
