@@ -60,10 +60,19 @@ Kernels (all ``@njit(cache=True)``; call them from Python or from other numba co
 * ``next_deal(S, b)``: continue a single-deal game after DEAL_OVER (dealer alternates).
 * ``encode_obs(S, b, player, out)``: the observation of ``crib_env.observation.encode`` in ``out``.
 * ``show_points(cards_bits, starter, crib)`` and ``peg_points(S, b)`` expose the scorers.
+* ``show_points_batch(hands, starters, crib, out)`` and ``show_distribution(crib)``: batch show scores.
+* ``random_actions(S, out)``: ``random_action`` for every row.
 * ``replay_games(...)``: drive scripted games with recorded actions and trace every step (tests).
 
 ``FastGames`` wraps it all in a small Python class; ``load_game`` copies a plain ``Game`` into a row
-(for example a clone with the unseen cards sampled, for a simulation).
+and ``to_game`` makes a plain ``Game`` from a row (for rendering and ``encode``).
+
+Simulations (what a search agent does with this): copy the position into ``k`` rows
+(``np.repeat(S[b:b + 1], k, axis=0)``), give each copy its own sample of what the player cannot see
+(the opponent's ``HAND + opp`` bits with ``NHAND + opp``, its ``DISC + opp``, and ``NEXT_STARTER``
+before the cut), reseed each row with ``seed_row``, then ``playout_random(S, i, True)`` and read
+``PEG``, ``HAND_PTS``, ``CRIB_PTS`` and ``SCORE`` of every row (about 25 million moves a second
+in one kernel call; about a microsecond per call from Python).
 """
 
 from __future__ import annotations
@@ -108,6 +117,17 @@ COMPLETED = 44
 FIRST_DEALER = 45
 RNG = 46
 N_FIELDS = 48
+
+#: column offsets by name (per-player columns: add the player, 0 or 1)
+COLUMNS = {name: offset for name, offset in (
+    ("HAND", HAND), ("DISC", DISC), ("PLAYED", PLAYED), ("NDISC", NDISC), ("NHAND", NHAND),
+    ("SCORE", SCORE), ("PREV", PREV), ("SAID_GO", SAID_GO), ("SEQ", SEQ), ("SEQ_LEN", SEQ_LEN),
+    ("COUNT", COUNT), ("STARTER", STARTER), ("NEXT_STARTER", NEXT_STARTER), ("TO_MOVE", TO_MOVE),
+    ("DEALER", DEALER), ("PHASE", PHASE), ("WINNER", WINNER), ("TARGET", TARGET),
+    ("SINGLE_DEAL", SINGLE_DEAL), ("DEAL_NO", DEAL_NO), ("LAST_PLAYER", LAST_PLAYER),
+    ("DEALT", DEALT), ("PEG", PEG), ("HAND_PTS", HAND_PTS), ("CRIB_PTS", CRIB_PTS),
+    ("HEELS_PTS", HEELS_PTS), ("COMPLETED", COMPLETED), ("FIRST_DEALER", FIRST_DEALER),
+    ("RNG", RNG))}
 
 P_DISCARD = int(Phase.DISCARD)
 P_PLAY = int(Phase.PLAY)
@@ -904,9 +924,11 @@ class FastGames:
                    self.single_deal)
         return self
 
-    def column(self, name: str, player: int | None = None) -> np.ndarray:
-        """A state column by name, e.g. ``column("SCORE", 0)`` or ``column("COUNT")``."""
-        return self.state[:, globals()[name] + (player or 0)]
+    def column(self, name: str, player: int = 0) -> np.ndarray:
+        """A state column by name (a key of ``COLUMNS``), e.g. ``column("SCORE", 1)``."""
+        if name not in COLUMNS:
+            raise ValueError(f"unknown column {name!r}; expected one of {', '.join(COLUMNS)}")
+        return self.state[:, COLUMNS[name] + player]
 
     @property
     def scores(self) -> np.ndarray:

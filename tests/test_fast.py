@@ -259,3 +259,11 @@ def test_vector_env_is_reproducible_and_rejects_illegal_cards():
     with pytest.raises(IllegalActionError, match="row 2"):
         env.step(bad)
     assert (env.state == before).all()
+
+
+def test_columns_by_name():
+    games = new_games(3)
+    assert (games.column("SCORE", 1) == games.scores[:, 1]).all()
+    assert (games.column("NHAND", 0) == 6).all()
+    with pytest.raises(ValueError, match="unknown column 'SCOREZ'"):
+        games.column("SCOREZ")
