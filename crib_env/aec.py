@@ -93,27 +93,86 @@ PHASE_NAMES = {phase: phase.name.lower() for phase in Phase}
 def env(**kwargs: Any) -> AECEnv:
     """The cribbage AEC env wrapped as PettingZoo's classic envs are: an illegal move ends the game
     with the mover losing (and a warning naming the move), actions are bounds-checked and the call
-    order is enforced."""
-    cribbage = raw_env(**kwargs)
-    cribbage = NamedIllegalMoveWrapper(cribbage, illegal_reward=cribbage.illegal_reward)
-    cribbage = wrappers.AssertOutOfBoundsWrapper(cribbage)
-    return wrappers.OrderEnforcingWrapper(cribbage)
+    order is enforced. One wrapper does all three (see ``CribbageWrapper``)."""
+    return CribbageWrapper(raw_env(**kwargs))
 
 
-class NamedIllegalMoveWrapper(wrappers.TerminateIllegalWrapper):
-    """PettingZoo's illegal-move convention, plus a warning that names the move and the reason."""
+class CribbageWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's three classic-env wrappers in one layer, with the same behaviour:
+
+    * ``OrderEnforcingWrapper`` (inherited): no step / observe / render / agent_iter before reset;
+    * ``AssertOutOfBoundsWrapper``: an action outside ``Discrete(52)`` fails an assertion;
+    * ``TerminateIllegalWrapper``: an illegal card ends the game, the mover gets ``illegal_reward``
+      and the others 0, with a warning that names the card and the reason.
+
+    Why one layer: each PettingZoo wrapper forwards every attribute read through ``__getattr__``,
+    and ``last()`` / ``agent_iter()`` read five attributes per step; three stacked layers cost as
+    much as the rules themselves. Here the hot attributes are properties on the raw env.
+    """
+
+    def __init__(self, env: raw_env) -> None:
+        super().__init__(env)
+        self._raw = env
+        self._ended_by_illegal_move = False
+
+    def _live(name: str):  # noqa: N805 - builds the forwarding properties below
+        def read(self):
+            if not self._has_reset:
+                raise AttributeError(f"{name} cannot be accessed before reset")
+            return getattr(self._raw, name)
+
+        def write(self, value):
+            setattr(self._raw, name, value)
+
+        return property(read, write)
+
+    agent_selection = _live("agent_selection")
+    agents = _live("agents")
+    rewards = _live("rewards")
+    terminations = _live("terminations")
+    truncations = _live("truncations")
+    infos = _live("infos")
+    _cumulative_rewards = _live("_cumulative_rewards")
+    del _live
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        self._ended_by_illegal_move = False
+        super().reset(seed=seed, options=options)
 
     def step(self, action: Any) -> None:
-        agent = self.agent_selection
-        live = not (self.terminations.get(agent) or self.truncations.get(agent))
-        if live and action is not None:
-            game: Game = self.env.unwrapped.game
-            try:
-                game.check_action(int(action), AGENTS.index(agent))
-            except (IllegalActionError, TypeError) as err:
-                warnings.warn(f"illegal move by {agent}: {_card_text(action)} ({err}); the game "
-                              f"ends and {agent} gets {self._illegal_value}", stacklevel=2)
-        super().step(action)
+        if not self._has_reset or not self._raw.agents:
+            super().step(action)  # the order-enforcing error or warning
+            return
+        raw = self._raw
+        agent = raw.agent_selection
+        dead = raw.terminations[agent] or raw.truncations[agent]
+        assert (action is None and dead) or self.action_space(agent).contains(action), (
+            f"action {action!r} is outside the action space Discrete(52) of {agent}")
+        if dead:
+            self._has_updated = True
+            raw.step(action)
+            return
+        try:
+            raw.game.check_action(int(action), AGENTS.index(agent))
+        except IllegalActionError as err:
+            self._end_on_illegal_move(agent, action, err)
+            self._has_updated = True
+            return
+        self._has_updated = True
+        raw.step(action)
+
+    def _end_on_illegal_move(self, agent: str, action: Any, reason: Exception) -> None:
+        warnings.warn(f"illegal move by {agent}: {_card_text(action)} ({reason}); the game ends "
+                      f"and {agent} gets {self._raw.illegal_reward}", stacklevel=3)
+        raw = self._raw
+        raw._cumulative_rewards[agent] = 0.0
+        raw.terminations = dict.fromkeys(raw.agents, True)
+        raw.truncations = dict.fromkeys(raw.agents, True)
+        raw.rewards = dict.fromkeys(raw.agents, 0.0)
+        raw.rewards[agent] = raw.illegal_reward
+        raw._accumulate_rewards()
+        raw._deads_step_first()
+        self._ended_by_illegal_move = True
 
 
 def _card_text(action: Any) -> str:
