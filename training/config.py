@@ -114,6 +114,7 @@ class EvalConfig(_Section):
     best_by: str = Field("mean", description="'mean' win rate over the opponents, or one of them")
     final_games: int = Field(0, ge=0, description="games per opponent in the closing table")
     seed: int = Field(12345, description="evaluation seed (the same deals every time)")
+    at_start: bool = Field(False, description="also evaluate the untrained network at step 0")
 
     @field_validator("opponents")
     @classmethod

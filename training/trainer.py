@@ -291,6 +291,8 @@ class Trainer:
         remaining = cfg.train.total_timesteps - self.model.num_timesteps
         self.started = time.time()
         self.steps_at_start = self.model.num_timesteps
+        if cfg.eval.at_start and self.model.num_timesteps == 0:
+            self.periodic(self.model.logger)
         if remaining > 0:
             self.model.learn(total_timesteps=remaining, callback=Callback(),
                              reset_num_timesteps=False, progress_bar=cfg.train.progress_bar,
