@@ -1,0 +1,724 @@
+"""Pegging rollouts (numba): play the rest of a deal many times over sampled opponent hands.
+
+``rollout_values(view, candidates, sims, seed)`` estimates, for each card the player could lay now,
+
+* ``margin``: the mean of (own pegging points - opponent's pegging points) over the rest of the
+  play, the candidate's own points included;
+* ``win``: the mean chance of winning the game: 1 or 0 when a player reaches the target during the
+  rest of this deal (play, then pone's hand, dealer's hand, crib, in that order), else the
+  ``agents.endgame.win_table`` chance from the scores the deal ends on (with ``with_show``).
+
+``keep_pegging(hand6, keeps, unseen, dealer)`` does the same for a whole play from the discard: the
+mean pegging margin of each kept four.
+
+Hidden cards are sampled, never read: every simulation deals the opponent its cards from the cards
+the player has not seen (``ObservationView.unseen``). With the opponent model (the default) the
+opponent's six cards are its played cards plus cards drawn from the unseen ones, and it keeps the
+four an expected-value player would (``_model_keep``); a draw that would have thrown a card it has
+since played, or kept a card it could have laid when it said go, is redrawn (after 30 failures the
+draw falls back to uniform). Without the model, its cards are a uniform draw of the unseen cards that
+fit what its go says. The same sampled deals are used for every candidate (common random numbers),
+so differences between candidates are not drowned in deal noise.
+
+In the simulations both players follow a rollout policy (``POLICY_TACTICS`` by default: the
+standard tactics of ``agents.pegging.tactic_values``, each player judging from what it has seen), so
+the expert's pegging is a one-step improvement on the standard's. The engine's rules are followed
+exactly (go, 31, last card, the game ending at the target); ``tests/test_rollout.py`` replays the
+rules engine with them.
+"""
+
+# Inside numba kernels the legacy np.random functions are the supported, seedable generator.
+# ruff: noqa: NPY002
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from crib_env.cards import RANK, VALUE
+from crib_env.observation import ObservationView
+from crib_env.scoring import MAX_COUNT, RANK_POINTS, score_hand
+
+from .analysis import (
+    _ALL_SAME,
+    _HIGH_PAIR,
+    _KEEP_IDX,
+    _LOW_PAIR,
+    _PAIR_IDX,
+    _TX,
+    _TY,
+    _TZ,
+    _crib_rank_table,
+)
+from .endgame import win_table
+
+POLICY_ROLLOUT = 0  # points now, avoid counts of 5 and 21, lead low; random tie-breaks
+POLICY_LOWEST = 1  # lay the lowest legal card id (deterministic; for tests against the engine)
+POLICY_LOOKAHEAD = 2  # points now minus the other's best reply from its (simulated) hand
+POLICY_TACTICS = 3  # the standard tactics (agents.pegging.tactic_values) from each side's view
+_RANK_POINTS = RANK_POINTS.astype(np.int64)
+
+
+@njit(cache=True)
+def _play_points(seq: np.ndarray, n: int, count: int) -> int:
+    """Points for the last of ``seq[:n]`` (ranks, oldest first) at running ``count``."""
+    points = 0
+    if count == 15 or count == 31:
+        points += 2
+    last = seq[n - 1]
+    tail = 1
+    while tail < n and tail < 4 and seq[n - 1 - tail] == last:
+        tail += 1
+    if tail == 2:
+        points += 2
+    elif tail == 3:
+        points += 6
+    elif tail == 4:
+        points += 12
+    for length in range(n, 2, -1):
+        low, high, mask, distinct = 99, -1, 0, True
+        for i in range(n - length, n):
+            r = seq[i]
+            if mask & (1 << r):
+                distinct = False
+                break
+            mask |= 1 << r
+            low = min(low, r)
+            high = max(high, r)
+        if distinct and high - low == length - 1:
+            points += length
+            break
+    return points
+
+
+@njit(cache=True)
+def _value(card: int) -> int:
+    return min(card % 13 + 1, 10)
+
+
+@njit(cache=True)
+def _can_play(hand: np.ndarray, size: int, count: int) -> bool:
+    for i in range(size):
+        if count + _value(hand[i]) <= 31:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _comb(n: int, k: int) -> float:
+    if k < 0 or n < k:
+        return 0.0
+    out = 1.0
+    for i in range(k):
+        out = out * (n - i) / (i + 1)
+    return out
+
+
+@njit(cache=True)
+def _tactic_value(hands: np.ndarray, sizes: np.ndarray, p: int, i: int, seq: np.ndarray, n: int,
+                  count: int, unseen: np.ndarray, n_unseen: int, k: int,
+                  reply: np.ndarray) -> float:
+    """``agents.pegging.tactic_values`` (score mode) of laying ``hands[p, i]``, seen from ``p``:
+    ``unseen`` holds the cards ``p`` has not seen by rank (``n_unseen`` in all), ``k`` how many
+    the other player could still lay."""
+    card = hands[p, i]
+    after = count + _value(card)
+    seq[n] = card % 13
+    gain = _play_points(seq, n + 1, after)
+    if sizes[p] == 1 and sizes[1 - p] == 0 and after != 31:
+        gain += 1  # the last card of the hand
+    value = gain + 0.03 * _value(card)
+    if after == 31:
+        return value
+    fitting = 0
+    top = -1
+    for r in range(13):
+        reply[r] = -1
+        if unseen[r] > 0 and after + min(r + 1, 10) <= 31:
+            seq[n + 1] = r
+            reply[r] = _play_points(seq, n + 2, after + min(r + 1, 10))
+            fitting += unseen[r]
+            top = max(top, reply[r])
+    total = _comb(n_unseen, k)
+    if k == 0 or total == 0.0:
+        return value + 1.0  # the opponent cannot answer: a go (or more) for the player
+    value += _comb(n_unseen - fitting, k) / total  # the go
+    excluded = 0
+    none_before = 1.0
+    for level in range(top, -1, -1):
+        cards = 0
+        for r in range(13):
+            if reply[r] == level:
+                cards += unseen[r]
+        if cards == 0:
+            continue
+        none_after = _comb(n_unseen - excluded - cards, k) / total
+        p_level = none_before - none_after
+        for r in range(13):
+            if reply[r] != level or p_level <= 0.0:
+                continue
+            chance = p_level * unseen[r] / cards
+            reached = after + min(r + 1, 10)
+            seq[n + 1] = r
+            counter = 0
+            for j in range(sizes[p]):
+                if j != i and reached + _value(hands[p, j]) <= 31:
+                    seq[n + 2] = hands[p, j] % 13
+                    counter = max(counter, _play_points(seq, n + 3, reached
+                                                        + _value(hands[p, j])))
+            value += chance * (0.5 * counter - level)
+        excluded += cards
+        none_before = none_after
+    return value
+
+
+@njit(cache=True)
+def _choose(hands: np.ndarray, sizes: np.ndarray, p: int, seq: np.ndarray, n: int, count: int,
+            policy: int, unseen: np.ndarray, n_unseen: np.ndarray, went: np.ndarray,
+            reply: np.ndarray) -> int:
+    """Index into ``hands[p]`` of the card the rollout policy lays (one must fit)."""
+    best, best_score = -1, -1e9
+    hand = hands[p]
+    other = hands[1 - p]
+    legal = 0
+    for i in range(sizes[p]):
+        if count + _value(hand[i]) <= 31:
+            legal += 1
+            best = i
+    if legal == 1:
+        return best
+    for i in range(sizes[p]):
+        card = hand[i]
+        after = count + _value(card)
+        if after > 31:
+            continue
+        if policy == POLICY_LOWEST:
+            score = -float(card)
+        elif policy == POLICY_TACTICS:
+            k = 0 if went[1 - p] else sizes[1 - p]
+            score = _tactic_value(hands, sizes, p, i, seq, n, count, unseen[p], n_unseen[p], k,
+                                  reply) + 1e-3 * np.random.random()
+        else:
+            seq[n] = card % 13
+            score = 4.0 * _play_points(seq, n + 1, after) + np.random.random()
+            if policy == POLICY_LOOKAHEAD:
+                best_reply = -1
+                if after < 31:
+                    for j in range(sizes[1 - p]):
+                        answer = after + _value(other[j])
+                        if answer <= 31:
+                            seq[n + 1] = other[j] % 13
+                            best_reply = max(best_reply, _play_points(seq, n + 2, answer))
+                score -= 4.0 * best_reply if best_reply >= 0 else -2.0
+                score += 0.1 * _value(card)
+            else:
+                if after == 5 or after == 21:
+                    score -= 2.0
+                if n == 0 and _value(card) < 5:
+                    score += 0.5
+        if score > best_score:
+            best, best_score = i, score
+    return best
+
+
+@njit(cache=True)
+def _play_out(hands: np.ndarray, sizes: np.ndarray, seq: np.ndarray, n: int, count: int,
+              to_move: int, forced: int, policy: int, scores: np.ndarray, target: int,
+              pegged: np.ndarray, unseen: np.ndarray, n_unseen: np.ndarray, went: np.ndarray,
+              reply: np.ndarray) -> int:
+    """Play the rest of the deal's play as ``crib_env.game.Game`` does; return the player who
+    reached ``target`` (-1 if none). ``forced``: the card ``to_move`` lays first (-1: policy).
+    ``unseen[p]`` / ``n_unseen[p]``: what player p has not seen, by rank (tactics policy);
+    ``went[p]``: p has said go in this count sequence."""
+    while True:
+        p = to_move
+        o = 1 - p
+        idx = -1
+        if forced >= 0:
+            for i in range(sizes[p]):
+                if hands[p, i] == forced:
+                    idx = i
+            forced = -1
+        else:
+            idx = _choose(hands, sizes, p, seq, n, count, policy, unseen, n_unseen, went, reply)
+        card = hands[p, idx]
+        hands[p, idx] = hands[p, sizes[p] - 1]
+        sizes[p] -= 1
+        if unseen[o, card % 13] > 0:  # the other player now has seen it
+            unseen[o, card % 13] -= 1
+            n_unseen[o] -= 1
+        seq[n] = card % 13
+        n += 1
+        count += _value(card)
+        points = _play_points(seq, n, count)
+        if points:
+            pegged[p] += points
+            scores[p] += points
+            if scores[p] >= target:
+                return p
+        if sizes[0] == 0 and sizes[1] == 0:
+            if count != 31:
+                pegged[p] += 1
+                scores[p] += 1
+                if scores[p] >= target:
+                    return p
+            return -1
+        if count == 31:
+            n, count = 0, 0
+            went[0], went[1] = False, False
+            to_move = o if sizes[o] > 0 else p
+            continue
+        if _can_play(hands[o], sizes[o], count):
+            to_move = o
+            continue
+        if sizes[o] > 0:
+            went[o] = True
+        if _can_play(hands[p], sizes[p], count):
+            to_move = p
+            continue
+        pegged[p] += 1  # the go
+        scores[p] += 1
+        if scores[p] >= target:
+            return p
+        n, count = 0, 0
+        went[0], went[1] = False, False
+        to_move = o if sizes[o] > 0 else p
+
+
+@njit(cache=True)
+def _show(cards: np.ndarray, starter: int, crib: bool, rank_points: np.ndarray) -> int:
+    """Show score of four cards with the starter (same rules as ``crib_env.scoring``)."""
+    ranks = np.empty(5, dtype=np.int64)
+    for i in range(4):
+        ranks[i] = cards[i] % 13
+    ranks[4] = starter % 13
+    for i in range(1, 5):  # insertion sort of five ranks
+        r = ranks[i]
+        j = i - 1
+        while j >= 0 and ranks[j] > r:
+            ranks[j + 1] = ranks[j]
+            j -= 1
+        ranks[j + 1] = r
+    key = 0
+    for i in range(5):
+        key = key * 13 + ranks[i]
+    points = rank_points[key]
+    suit = cards[0] // 13
+    if cards[1] // 13 == suit and cards[2] // 13 == suit and cards[3] // 13 == suit:
+        if starter // 13 == suit:
+            points += 5
+        elif not crib:
+            points += 4
+    for i in range(4):
+        if cards[i] % 13 == 10 and cards[i] // 13 == starter // 13:
+            points += 1
+    return points
+
+
+@njit(cache=True)
+def _rank_counts(cards: np.ndarray, size: int, sign: int, out: np.ndarray) -> None:
+    for i in range(size):
+        out[cards[i] % 13] += sign
+
+
+def _crib_by_ranks() -> np.ndarray:
+    """Float (13, 13): expected crib points (fifteens, pairs, runs) of two discarded ranks with
+    three other cards drawn from the rest of the pack, for the opponent model's discards."""
+    table = np.zeros((13, 13))
+    crib_rank = _crib_rank_table()
+    for r1 in range(13):
+        for r2 in range(13):
+            n = np.full(13, 4.0)
+            n[r1] -= 1
+            n[r2] -= 1
+            c2 = n * (n - 1) / 2
+            c3 = c2 * (n - 2) / 3
+            weight = np.where(_ALL_SAME, c3[_TX], np.where(
+                _LOW_PAIR, c2[_TX] * n[_TZ], np.where(_HIGH_PAIR, n[_TX] * c2[_TY],
+                                                      n[_TX] * n[_TY] * n[_TZ])))
+            table[r1, r2] = crib_rank[r1, r2] @ weight / weight.sum()
+    return table
+
+
+_CRIB_BY_RANKS = _crib_by_ranks()
+_SPLIT_KEEP = _KEEP_IDX.astype(np.int64)
+_SPLIT_PAIR = _PAIR_IDX.astype(np.int64)
+
+
+@njit(cache=True)
+def _model_keep(six: np.ndarray, deals: bool, crib_by_ranks: np.ndarray,
+                rank_points: np.ndarray, split_keep: np.ndarray, split_pair: np.ndarray) -> int:
+    """Index into the 15 discard splits of the discard an expected-value player makes from
+    ``six``: expected hand over the 46 starters plus (dealer) or minus (pone) the crib value of
+    the two discarded ranks."""
+    unseen_rank = np.full(13, 4, dtype=np.int64)
+    unseen_suit = np.full(4, 13, dtype=np.int64)
+    for c in six:
+        unseen_rank[c % 13] -= 1
+        unseen_suit[c // 13] -= 1
+    ranks = np.empty(5, dtype=np.int64)
+    best, best_value = 0, -1e9
+    for s in range(15):
+        total = 0.0
+        for r in range(13):
+            if unseen_rank[r] == 0:
+                continue
+            for i in range(4):
+                ranks[i] = six[split_keep[s, i]] % 13
+            ranks[4] = r
+            for i in range(1, 5):
+                x = ranks[i]
+                j = i - 1
+                while j >= 0 and ranks[j] > x:
+                    ranks[j + 1] = ranks[j]
+                    j -= 1
+                ranks[j + 1] = x
+            key = 0
+            for i in range(5):
+                key = key * 13 + ranks[i]
+            total += unseen_rank[r] * rank_points[key]
+        suit = six[split_keep[s, 0]] // 13
+        flush = True
+        for i in range(4):
+            card = six[split_keep[s, i]]
+            if card // 13 != suit:
+                flush = False
+            if card % 13 == 10:
+                total += unseen_suit[card // 13]  # nobs with a starter of the jack's suit
+        if flush:
+            total += 4 * 46 + unseen_suit[suit]
+        value = total / 46.0
+        crib = crib_by_ranks[six[split_pair[s, 0]] % 13, six[split_pair[s, 1]] % 13]
+        value += crib if deals else -crib
+        if value > best_value:
+            best, best_value = s, value
+    return best
+
+
+@njit(cache=True)
+def _sample_opponent(pool: np.ndarray, eligible: np.ndarray, k_opp: int, played: np.ndarray,
+                     model: bool, deals: bool, crib_by_ranks: np.ndarray,
+                     rank_points: np.ndarray, split_keep: np.ndarray, split_pair: np.ndarray,
+                     hand: np.ndarray, discards: np.ndarray, picks: np.ndarray,
+                     used: np.ndarray) -> None:
+    """Draw the opponent's ``k_opp`` cards still held (into ``hand``) and its two discards (into
+    ``discards``) from ``pool``. With ``model``, the opponent's six cards are its played cards plus
+    cards drawn from the pool, kept the way an expected-value player would; draws whose kept four
+    miss a played card, or hold a card the go rules out (not ``eligible``), are redrawn. Without
+    it (or after 30 failed draws) the cards are uniform over the eligible pool."""
+    m = played.size
+    six = np.empty(6, dtype=np.int64)
+    if model:
+        for _ in range(30):
+            for i in range(6 - m):
+                j = i + np.random.randint(pool.size - i)
+                picks[i], picks[j] = picks[j], picks[i]
+            for i in range(m):
+                six[i] = played[i]
+            for i in range(6 - m):
+                six[m + i] = picks[i]  # pool indexes for now
+            for i in range(m, 6):
+                six[i] = pool[six[i]]
+            s = _model_keep(six, deals, crib_by_ranks, rank_points, split_keep, split_pair)
+            ok = True
+            for i in range(2):  # a played card thrown to the crib: inconsistent
+                if split_pair[s, i] < m:
+                    ok = False
+            n = 0
+            for i in range(4):
+                idx = split_keep[s, i]
+                if idx >= m:
+                    if not eligible[picks[idx - m]]:
+                        ok = False
+                    hand[n] = six[idx]
+                    n += 1
+            if ok and n == k_opp:
+                discards[0] = six[split_pair[s, 0]]
+                discards[1] = six[split_pair[s, 1]]
+                return
+    used[:] = False
+    n = 0
+    for i in range(pool.size):  # uniform: k_opp eligible cards, then two more for the crib
+        j = i + np.random.randint(pool.size - i)
+        picks[i], picks[j] = picks[j], picks[i]
+        if n < k_opp and eligible[picks[i]]:
+            hand[n] = pool[picks[i]]
+            used[picks[i]] = True
+            n += 1
+        if n == k_opp:
+            break
+    d = 0
+    while d < 2:
+        j = np.random.randint(pool.size)
+        if not used[j]:
+            used[j] = True
+            discards[d] = pool[j]
+            d += 1
+    # picks is reset to the identity for the next draw's indexes
+    for i in range(pool.size):
+        picks[i] = i
+
+
+@njit(cache=True)
+def _rollouts(candidates: np.ndarray, my_hand: np.ndarray, pool: np.ndarray,
+              eligible: np.ndarray, k_opp: int, seq_ranks: np.ndarray, count: int, sims: int,
+              seed: int, policy: int, with_show: bool, my_show: int, opp_played: np.ndarray,
+              starter: int, my_discards: np.ndarray, i_deal: bool, own: int, opp: int,
+              target: int, wins: np.ndarray, rank_points: np.ndarray, opp_went: bool,
+              model: bool, crib_by_ranks: np.ndarray, split_keep: np.ndarray,
+              split_pair: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    n_cand = candidates.size
+    margin = np.zeros(n_cand)
+    win = np.zeros(n_cand)
+    hands = np.zeros((2, 4), dtype=np.int64)
+    sizes = np.zeros(2, dtype=np.int64)
+    seq = np.zeros(16, dtype=np.int64)
+    scores = np.zeros(2, dtype=np.int64)
+    pegged = np.zeros(2, dtype=np.int64)
+    unseen = np.zeros((2, 13), dtype=np.int64)
+    n_unseen = np.zeros(2, dtype=np.int64)
+    went = np.zeros(2, dtype=np.bool_)
+    reply = np.zeros(13, dtype=np.int64)
+    picks = np.arange(pool.size)
+    used = np.zeros(pool.size, dtype=np.bool_)
+    opp_hands = np.zeros((sims, 4), dtype=np.int64)
+    opp_discards = np.zeros((sims, 2), dtype=np.int64)
+    opp_kept = np.zeros(4, dtype=np.int64)
+    crib = np.zeros(4, dtype=np.int64)
+    next_deal = 0 if i_deal else 1  # whether the player deals the next deal
+    np.random.seed(seed)
+    for sim in range(sims):  # the same sampled deals for every candidate
+        _sample_opponent(pool, eligible, k_opp, opp_played, model, not i_deal, crib_by_ranks,
+                         rank_points, split_keep, split_pair, opp_hands[sim], opp_discards[sim],
+                         picks, used)
+    for c in range(n_cand):
+        np.random.seed(seed + 1)
+        for sim in range(sims):
+            opp_hand = opp_hands[sim]
+            sizes[0] = my_hand.size
+            sizes[1] = k_opp
+            for i in range(my_hand.size):
+                hands[0, i] = my_hand[i]
+            for i in range(k_opp):
+                hands[1, i] = opp_hand[i]
+            for i in range(seq_ranks.size):
+                seq[i] = seq_ranks[i]
+            # What each side has not seen: the player the unseen pool; the opponent the pool
+            # less its own cards and discards, plus the player's hand and discards.
+            unseen[:, :] = 0
+            _rank_counts(pool, pool.size, 1, unseen[0])
+            _rank_counts(pool, pool.size, 1, unseen[1])
+            _rank_counts(opp_hand, k_opp, -1, unseen[1])
+            _rank_counts(opp_discards[sim], 2, -1, unseen[1])
+            _rank_counts(my_hand, my_hand.size, 1, unseen[1])
+            _rank_counts(my_discards, my_discards.size, 1, unseen[1])
+            n_unseen[0] = pool.size
+            n_unseen[1] = pool.size - k_opp - 2 + my_hand.size + my_discards.size
+            went[0], went[1] = False, opp_went
+            scores[0], scores[1] = own, opp
+            pegged[:] = 0
+            winner = _play_out(hands, sizes, seq, seq_ranks.size, count, 0, candidates[c],
+                               policy, scores, target, pegged, unseen, n_unseen, went, reply)
+            margin[c] += pegged[0] - pegged[1]
+            if not with_show:
+                continue
+            if winner < 0:
+                for i in range(opp_played.size):
+                    opp_kept[i] = opp_played[i]
+                for i in range(k_opp):
+                    opp_kept[opp_played.size + i] = opp_hand[i]
+                crib[0], crib[1] = my_discards[0], my_discards[1]
+                crib[2], crib[3] = opp_discards[sim, 0], opp_discards[sim, 1]
+                opp_show = _show(opp_kept, starter, False, rank_points)
+                crib_show = _show(crib, starter, True, rank_points)
+                dealer = 0 if i_deal else 1
+                pone = 1 - dealer
+                shows = (my_show, opp_show)
+                scores[pone] += shows[pone]
+                if scores[pone] >= target:
+                    winner = pone
+                else:
+                    scores[dealer] += shows[dealer]
+                    if scores[dealer] >= target:
+                        winner = dealer
+                    else:
+                        scores[dealer] += crib_show
+                        if scores[dealer] >= target:
+                            winner = dealer
+            if winner == 0:
+                win[c] += 1.0
+            elif winner < 0:
+                win[c] += wins[min(scores[0], target - 1), min(scores[1], target - 1), next_deal]
+    return margin / sims, win / sims
+
+
+def go_count(view: ObservationView) -> int | None:
+    """The count at which the opponent said go in the current sequence (None if it has not).
+
+    The opponent says go on its turn right after the player's first card that follows the
+    opponent's last card of the sequence, so that count is read off the sequence.
+    """
+    if not view.opp_said_go:
+        return None
+    theirs = set(view.played_opp)
+    last_opp = max((i for i, c in enumerate(view.sequence) if c in theirs), default=-1)
+    mine = [i for i, c in enumerate(view.sequence) if i > last_opp and c not in theirs]
+    upto = mine[0] if mine else len(view.sequence) - 1
+    return sum(VALUE[c] for c in view.sequence[:upto + 1])
+
+
+def opponent_pool(view: ObservationView) -> tuple[np.ndarray, np.ndarray]:
+    """``(pool, eligible)``: the unseen cards the opponent's cards are drawn from, and a mask over
+    ``pool`` of those it may still hold (after a go: only cards that did not fit then)."""
+    pool = np.array(view.unseen, dtype=np.int64)
+    eligible = np.ones(pool.size, dtype=np.bool_)
+    limit = go_count(view)
+    if limit is not None:
+        fits = np.array([VALUE[c] > MAX_COUNT - limit for c in view.unseen], dtype=np.bool_)
+        if fits.sum() >= view.opp_cards_left:
+            eligible = fits
+    return pool, eligible
+
+
+def rollout_values(view: ObservationView, candidates: list[int], sims: int = 200,
+                   seed: int = 0, with_show: bool = False, policy: int = POLICY_TACTICS,
+                   model: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """``(margin, win)`` arrays over ``candidates`` (cards in the player's hand that fit), see the
+    module docstring; ``win`` is all zero unless ``with_show`` (which needs the starter)."""
+    pool, eligible = opponent_pool(view)
+    k_opp = view.opp_cards_left
+    with_show = with_show and view.starter is not None and len(view.discards) == 2
+    kept = list(view.hand) + list(view.played_own)
+    my_show = score_hand(kept, view.starter) if with_show and len(kept) == 4 else 0
+    return _rollouts(
+        np.array(candidates, dtype=np.int64), np.array(view.hand, dtype=np.int64), pool,
+        eligible, k_opp, np.array([RANK[c] for c in view.sequence], dtype=np.int64), view.count,
+        sims, seed, policy, with_show, my_show, np.array(view.played_opp, dtype=np.int64),
+        -1 if view.starter is None else view.starter,
+        np.array(view.discards if len(view.discards) == 2 else (0, 0), dtype=np.int64),
+        view.is_dealer, view.own_score, view.opp_score, view.target,
+        win_table(view.target), _RANK_POINTS, view.opp_said_go, model, _CRIB_BY_RANKS,
+        _SPLIT_KEEP, _SPLIT_PAIR)
+
+
+@njit(cache=True)
+def _deal_rollouts(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_deal: bool,
+                   sims: int, seed: int, policy: int, model: bool, crib_by_ranks: np.ndarray,
+                   rank_points: np.ndarray, split_keep: np.ndarray, split_pair: np.ndarray,
+                   with_show: bool, own: int, opp: int, target: int,
+                   wins: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Whole deals from the discard, for each kept four (rows of ``keeps``, with the matching
+    ``discards``): the opponent's six drawn from ``pool`` (kept by the model, or its four drawn
+    uniformly), a starter cut from the rest, the play simulated; the same draws for every row.
+    Returns the mean pegging margin, the mean crib score and (with ``with_show``) the mean win
+    chance after the show, for each row."""
+    margin = np.zeros(keeps.shape[0])
+    cribs = np.zeros(keeps.shape[0])
+    win = np.zeros(keeps.shape[0])
+    hands = np.zeros((2, 4), dtype=np.int64)
+    sizes = np.zeros(2, dtype=np.int64)
+    seq = np.zeros(16, dtype=np.int64)
+    scores = np.zeros(2, dtype=np.int64)
+    pegged = np.zeros(2, dtype=np.int64)
+    unseen = np.zeros((2, 13), dtype=np.int64)
+    n_unseen = np.zeros(2, dtype=np.int64)
+    went = np.zeros(2, dtype=np.bool_)
+    reply = np.zeros(13, dtype=np.int64)
+    picks = np.arange(pool.size)
+    used = np.zeros(pool.size, dtype=np.bool_)
+    eligible = np.ones(pool.size, dtype=np.bool_)
+    no_cards = np.zeros(0, dtype=np.int64)
+    opp_hands = np.zeros((sims, 4), dtype=np.int64)
+    opp_discards = np.zeros((sims, 2), dtype=np.int64)
+    starters = np.zeros(sims, dtype=np.int64)
+    crib = np.zeros(4, dtype=np.int64)
+    dealer = 0 if i_deal else 1
+    pone = 1 - dealer
+    np.random.seed(seed)
+    for sim in range(sims):
+        _sample_opponent(pool, eligible, 4, no_cards, model, not i_deal, crib_by_ranks,
+                         rank_points, split_keep, split_pair, opp_hands[sim], opp_discards[sim],
+                         picks, used)
+        while True:
+            starter = pool[np.random.randint(pool.size)]
+            if starter != opp_discards[sim, 0] and starter != opp_discards[sim, 1] and \
+                    starter != opp_hands[sim, 0] and starter != opp_hands[sim, 1] and \
+                    starter != opp_hands[sim, 2] and starter != opp_hands[sim, 3]:
+                break
+        starters[sim] = starter
+    for row in range(keeps.shape[0]):
+        np.random.seed(seed + 1)
+        for sim in range(sims):
+            starter = starters[sim]
+            for i in range(4):
+                hands[1, i] = opp_hands[sim, i]
+                hands[0, i] = keeps[row, i]
+            crib[0], crib[1] = discards[row, 0], discards[row, 1]
+            crib[2], crib[3] = opp_discards[sim, 0], opp_discards[sim, 1]
+            crib_show = _show(crib, starter, True, rank_points)
+            cribs[row] += crib_show
+            unseen[:, :] = 0
+            _rank_counts(pool, pool.size, 1, unseen[0])
+            unseen[0, starter % 13] -= 1
+            for r in range(13):
+                unseen[1, r] = unseen[0, r]
+            _rank_counts(opp_hands[sim], 4, -1, unseen[1])
+            _rank_counts(opp_discards[sim], 2, -1, unseen[1])
+            _rank_counts(hands[0], 4, 1, unseen[1])
+            _rank_counts(discards[row], 2, 1, unseen[1])
+            n_unseen[0] = pool.size - 1
+            n_unseen[1] = pool.size - 1 - 6 + 6
+            went[:] = False
+            sizes[0], sizes[1] = 4, 4
+            scores[0], scores[1] = own, opp
+            pegged[:] = 0
+            winner = _play_out(hands, sizes, seq, 0, 0, pone, -1, policy, scores,
+                               target if with_show else 1 << 30, pegged, unseen, n_unseen, went,
+                               reply)
+            margin[row] += pegged[0] - pegged[1]
+            if not with_show:
+                continue
+            if winner < 0:
+                shows = (_show(keeps[row], starter, False, rank_points),
+                         _show(opp_hands[sim], starter, False, rank_points))
+                scores[pone] += shows[pone]
+                if scores[pone] >= target:
+                    winner = pone
+                else:
+                    scores[dealer] += shows[dealer]
+                    if scores[dealer] >= target:
+                        winner = dealer
+                    else:
+                        scores[dealer] += crib_show
+                        if scores[dealer] >= target:
+                            winner = dealer
+            if winner == 0:
+                win[row] += 1.0
+            elif winner < 0:
+                win[row] += wins[min(scores[0], target - 1), min(scores[1], target - 1),
+                                 0 if i_deal else 1]
+    return margin / sims, cribs / sims, win / sims
+
+
+def deal_values(hand6: tuple[int, ...], keeps: list[tuple[int, ...]],
+                unseen: np.ndarray | list[int], dealer: bool, sims: int = 200, seed: int = 0,
+                policy: int = POLICY_TACTICS, model: bool = True,
+                board: tuple[int, int, int] | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Simulated whole deals for each kept four of ``hand6`` (the opponent's cards and the
+    starter drawn from ``unseen``): mean pegging margin (own - opponent's), mean crib score, and
+    with ``board = (own score, opponent's score, target)`` the mean chance of winning the game."""
+    discards = [[c for c in hand6 if c not in keep] for keep in keeps]
+    own, opp, target = board if board is not None else (0, 0, 121)
+    return _deal_rollouts(np.array(keeps, dtype=np.int64), np.array(discards, dtype=np.int64),
+                          np.asarray(unseen, dtype=np.int64), dealer, sims, seed, policy, model,
+                          _CRIB_BY_RANKS, _RANK_POINTS, _SPLIT_KEEP, _SPLIT_PAIR,
+                          board is not None, own, opp, target, win_table(target))
+
+
+def keep_pegging(hand6: tuple[int, ...], keeps: list[tuple[int, ...]],
+                 unseen: np.ndarray | list[int], dealer: bool, sims: int = 200, seed: int = 0,
+                 policy: int = POLICY_TACTICS, model: bool = True) -> np.ndarray:
+    """Mean (own - opponent's) pegging points of a whole play for each kept four of ``hand6``
+    against opponent hands and starters drawn from ``unseen`` (the pone leads)."""
+    return deal_values(hand6, keeps, unseen, dealer, sims, seed, policy, model)[0]

@@ -1,0 +1,200 @@
+"""The expert's numba pegging rollouts agree with the rules engine and sample only unseen cards."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from agents.analysis import discard_table
+from agents.endgame import win_table
+from agents.pegging import Board, opponent_cards_left, tactic_values
+from agents.rollout import (
+    _CRIB_BY_RANKS,
+    _RANK_POINTS,
+    _SPLIT_KEEP,
+    _SPLIT_PAIR,
+    POLICY_LOWEST,
+    _play_points,
+    _rollouts,
+    _show,
+    _model_keep,
+    _sample_opponent,
+    _tactic_value,
+    go_count,
+    opponent_pool,
+)
+from crib_env.cards import RANK, VALUE, parse_cards
+from crib_env.game import Game, Phase
+from crib_env.observation import decode, encode
+from crib_env.scoring import score_hand, score_play
+
+
+def test_play_points_match_score_play():
+    rng = random.Random(1)
+    for _ in range(3000):
+        n = rng.randint(1, 8)
+        cards = rng.sample(range(52), n)
+        count = sum(min(c % 13 + 1, 10) for c in cards)
+        if count > 31:
+            continue
+        ranks = np.array([RANK[c] for c in cards], dtype=np.int64)
+        assert _play_points(ranks, n, count) == score_play(cards), cards
+
+
+def test_show_matches_score_hand():
+    rng = random.Random(2)
+    for _ in range(3000):
+        *hand, starter = rng.sample(range(52), 5)
+        crib = rng.random() < 0.5
+        assert _show(np.array(hand, dtype=np.int64), starter, crib, _RANK_POINTS) == \
+            score_hand(hand, starter, crib)
+
+
+def lowest_card(game: Game) -> int:
+    return game.legal_actions()[0]
+
+
+def play_phase_positions(seed: int, target: int):
+    """Games between lowest-card players, yielding each play decision with >= 1 legal card."""
+    game = Game(target=target, seed=seed, first_dealer=seed % 2)
+    while not game.is_over:
+        if game.phase == Phase.PLAY:
+            yield game
+        game.step(lowest_card(game))
+
+
+@pytest.mark.parametrize("target", [121, 31])
+def test_rollout_with_the_true_hand_replays_the_engine(target):
+    """Given the opponent's real cards and the engine's lowest-card policy for both players, one
+    rollout reproduces the engine's pegging margin and, with the show, who wins the game."""
+    checked = 0
+    for seed in range(12):
+        for game in play_phase_positions(seed, target):
+            me = game.to_move
+            view = decode(encode(game, me))
+            opp_hand, opp_discards = game.hands[1 - me], game.discards[1 - me]
+            pool = np.array(opp_hand + opp_discards, dtype=np.int64)
+            start_deal = len(game.records)
+            truth = game.clone()
+            start = list(truth.scores)
+            peg_start = list(truth.record.pegging)
+            while truth.phase == Phase.PLAY:
+                truth.step(lowest_card(truth))
+            record = truth.records[start_deal - 1]
+            margin = (record.pegging[me] - peg_start[me]) - (record.pegging[1 - me]
+                                                               - peg_start[1 - me])
+            kept = list(view.hand) + list(view.played_own)
+            got_margin, got_win = _rollouts(
+                np.array([lowest_card(game)], dtype=np.int64), np.array(view.hand, dtype=np.int64),
+                pool, np.arange(len(pool)) < len(opp_hand), len(opp_hand),
+                np.array([RANK[c] for c in view.sequence], dtype=np.int64), view.count, 1, 0,
+                POLICY_LOWEST, True, score_hand(kept, view.starter),
+                np.array(view.played_opp, dtype=np.int64), view.starter,
+                np.array(view.discards, dtype=np.int64), view.is_dealer, start[me],
+                start[1 - me], target, win_table(target), _RANK_POINTS, view.opp_said_go, False,
+                _CRIB_BY_RANKS, _SPLIT_KEEP, _SPLIT_PAIR)
+            if truth.is_over and len(truth.records) == start_deal:
+                expected = 1.0 if truth.winner == me else 0.0
+            else:
+                scores = truth.scores  # after this deal's show, at the start of the next deal
+                expected = float(win_table(target)[scores[me], scores[1 - me],
+                                                   int(not view.is_dealer)])
+                assert got_margin[0] == margin  # (a game won mid-play caps the last points)
+            assert got_win[0] == pytest.approx(expected)
+            checked += 1
+    assert checked > 100
+
+
+def test_opponent_hand_is_drawn_from_unseen_cards_that_did_not_fit_at_its_go():
+    """The dealer said go at 25 holding QD 9H 8S: its cards are drawn only from unseen cards worth
+    7 or more, never from cards the pone has seen."""
+    game = Game(seed=3, first_dealer=1, deals=[{
+        "hands": {"player_0": "TC JD 5H 5S AC 2D", "player_1": "KC QD 9H 8S 3C 4D"},
+        "starter": "6H"}])
+    for card in parse_cards("AC 2D 3C 4D TC KC 5H"):  # discards, then TC 10, KC 20, 5H 25: go
+        game.step(card)
+    assert game.to_move == 0 and game.said_go[1]
+    view = decode(encode(game, 0))
+    assert view.opp_said_go and go_count(view) == 25
+    pool, eligible = opponent_pool(view)
+    assert set(pool.tolist()) == set(view.unseen)
+    seen = set(parse_cards("TC JD 5H 5S AC 2D KC 6H"))
+    assert not seen & set(pool.tolist())
+    drawable = {int(c) for c in pool[eligible]}
+    assert all(VALUE[c] >= 7 for c in drawable)
+    assert set(parse_cards("QD 9H 8S")) <= drawable
+    assert len(drawable) == sum(VALUE[c] >= 7 for c in view.unseen)
+
+
+def test_go_count_is_none_without_a_go():
+    game = Game(seed=4, first_dealer=0)
+    while game.phase == Phase.DISCARD:
+        game.step(lowest_card(game))
+    assert go_count(decode(encode(game, game.to_move))) is None
+
+
+def test_rollout_tactics_policy_matches_the_standard_tactics():
+    """The numba tactics policy values every card as agents.pegging.tactic_values does."""
+    rng = random.Random(5)
+    checked = 0
+    for seed in range(30):
+        game = Game(seed=seed, first_dealer=seed % 2)
+        while not game.is_over and checked < 400:
+            legal = game.legal_actions()
+            if game.phase == Phase.PLAY and len(legal) > 1:
+                me = game.to_move
+                view = decode(encode(game, me))
+                expected = tactic_values(view, legal, Board(0, 0, 121, view.is_dealer),
+                                         mode="score")
+                unseen = np.zeros(13, dtype=np.int64)
+                for c in view.unseen:
+                    unseen[RANK[c]] += 1
+                hands = np.zeros((2, 4), dtype=np.int64)
+                hands[0, :len(view.hand)] = view.hand
+                sizes = np.array([len(view.hand), view.opp_cards_left], dtype=np.int64)
+                seq = np.zeros(16, dtype=np.int64)
+                seq[:len(view.sequence)] = [RANK[c] for c in view.sequence]
+                for card in legal:
+                    got = _tactic_value(hands, sizes, 0, view.hand.index(card), seq,
+                                        len(view.sequence), view.count, unseen, len(view.unseen),
+                                        opponent_cards_left(view), np.zeros(13, dtype=np.int64))
+                    assert got == pytest.approx(expected[card], abs=1e-9), (view, card)
+                checked += 1
+            game.step(rng.choice(legal))
+    assert checked > 100
+
+
+def test_opponent_model_keeps_what_an_expected_value_player_keeps():
+    """The model's keep maximises the exact expected hand (analyzer) plus / minus the rank-pair
+    crib estimate."""
+    rng = random.Random(8)
+    for _ in range(60):
+        six = rng.sample(range(52), 6)
+        deals = rng.random() < 0.5
+        table = discard_table(six)
+        hand = table.hand_points.mean(axis=1)
+        crib = np.array([_CRIB_BY_RANKS[RANK[a], RANK[b]] for a, b in
+                         (table.discard(i) for i in range(15))])
+        value = hand + (crib if deals else -crib)
+        s = _model_keep(np.array(six, dtype=np.int64), deals, _CRIB_BY_RANKS, _RANK_POINTS,
+                        _SPLIT_KEEP, _SPLIT_PAIR)
+        assert value[s] == pytest.approx(value.max())
+
+
+def test_modelled_opponent_hands_hold_its_played_cards_and_only_unseen_cards():
+    rng = random.Random(9)
+    for _ in range(40):
+        deck = rng.sample(range(52), 52)
+        played = np.array(deck[:2], dtype=np.int64)  # the opponent laid these two
+        pool = np.array(deck[2:40], dtype=np.int64)  # unseen by the player
+        hand, discards = np.zeros(4, dtype=np.int64), np.zeros(2, dtype=np.int64)
+        _sample_opponent(pool, np.ones(pool.size, dtype=np.bool_), 2, played, True, True,
+                         _CRIB_BY_RANKS, _RANK_POINTS, _SPLIT_KEEP, _SPLIT_PAIR, hand, discards,
+                         np.arange(pool.size), np.zeros(pool.size, dtype=np.bool_))
+        drawn = set(hand[:2].tolist()) | set(discards.tolist())
+        assert len(drawn) == 4 and drawn <= set(pool.tolist())
+        six = np.array([*played, *hand[:2], *discards], dtype=np.int64)
+        s = _model_keep(six, True, _CRIB_BY_RANKS, _RANK_POINTS, _SPLIT_KEEP, _SPLIT_PAIR)
+        assert {int(six[i]) for i in _SPLIT_PAIR[s]} == set(discards.tolist())
