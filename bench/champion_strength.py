@@ -34,7 +34,8 @@ def main() -> None:
     for opponent in args.opponents:
         report = evaluate(args.agent, opponent, games=args.games, seed=args.seed,
                           workers=args.workers, progress=True)
-        (args.json_dir / f"{args.agent}_vs_{opponent}_{args.games}.json").write_text(
+        label = Path(args.agent).name if "/" in args.agent else args.agent
+        (args.json_dir / f"{label}_vs_{opponent}_{args.games}.json").write_text(
             report.to_json() + "\n")
         reports.append(report)
     print(f"\n{args.agent}, {args.games} games per opponent, seed {args.seed}\n")

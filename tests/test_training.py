@@ -25,13 +25,13 @@ ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()
 
 
-def tiny_config(tmp: Path, total: int, name: str = "tiny") -> Path:
+def tiny_config(tmp: Path, total: int, name: str = "tiny", final_games: int = 0) -> Path:
     """configs/smoke.yaml with a budget small enough for a unit test."""
     data = yaml.safe_load((ROOT / "configs" / "smoke.yaml").read_text())
     data["name"] = name
     data["train"].update(total_timesteps=total, progress_bar=False)
     data["ppo"].update(n_steps=64, batch_size=64, n_epochs=1)
-    data["eval"].update(every=128, games=4, final_games=0)
+    data["eval"].update(every=128, games=4, final_games=final_games)
     data["selfplay"]["snapshot_every"] = 128
     path = tmp / f"{name}_{total}.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -55,11 +55,11 @@ def run(tmp_path_factory) -> dict[str, Path]:
     assert first.exit_code == 0, first.output
     (run_dir,) = out.iterdir()
     meta_before = json.loads((run_dir / "latest" / "meta.json").read_text())
-    resumed = runner.invoke(app, ["train", "--config", str(tiny_config(tmp, 512)),
+    resumed = runner.invoke(app, ["train", "--config", str(tiny_config(tmp, 512, final_games=4)),
                                   "--output-dir", str(out), "--resume"])
     assert resumed.exit_code == 0, resumed.output
     return {"tmp": tmp, "out": out, "run": run_dir, "meta_before": meta_before,
-            "output": first.output}
+            "output": first.output, "resumed_output": resumed.output}
 
 
 def test_run_name_says_env_config_seed_and_time(run):
@@ -97,6 +97,14 @@ def test_resume_continues_step_count_and_updates(run):
     steps = [json.loads(line)["step"] for line in
              (run["run"] / "evals.jsonl").read_text().splitlines()]
     assert steps == [128, 256, 384, 512]
+
+
+def test_run_ends_with_an_evaluation_table_and_summary(run):
+    assert "win rate" in run["resumed_output"] and "points/game" in run["resumed_output"]
+    summary = json.loads((run["run"] / "summary.json").read_text())
+    assert summary["num_timesteps"] == 512 and summary["steps_per_second"] > 0
+    assert [row["opponent"] for row in summary["final"]] == ["random"]
+    assert summary["final"][0]["games"] == 4
 
 
 def test_resume_without_a_run_says_so(tmp_path):
