@@ -161,6 +161,7 @@ class Trainer:
         self.best_score = training.get("best_score")
         self.first_beat_greedy = training.get("first_beat_greedy")
         self.wall_before = float(training.get("wall_seconds", 0.0))
+        self.last_eval = meta.get("eval")
         set_rng_state(rng)
 
     # -- checkpoints and evaluation --
@@ -270,14 +271,19 @@ class Trainer:
                     if stats:
                         for key in self.stats:
                             self.stats[key].append(stats[key])
+                return True
+
+            def _on_rollout_start(self) -> None:
+                # Here, not in _on_step: the previous rollout's update is done, so the weights
+                # saved and evaluated are those of every step counted so far.
                 steps = self.model.num_timesteps
                 if trainer.uses_pool and steps >= self.next_snapshot:
                     trainer.snapshot()
-                    self.next_snapshot += cfg.selfplay.snapshot_every
+                    self.next_snapshot = (steps // cfg.selfplay.snapshot_every + 1) \
+                        * cfg.selfplay.snapshot_every
                 if steps >= self.next_eval:
                     trainer.periodic(self.logger)
-                    self.next_eval += cfg.eval.every
-                return True
+                    self.next_eval = (steps // cfg.eval.every + 1) * cfg.eval.every
 
             def _on_rollout_end(self) -> None:
                 elapsed = time.time() - self.t0
@@ -297,6 +303,8 @@ class Trainer:
             self.model.learn(total_timesteps=remaining, callback=Callback(),
                              reset_num_timesteps=False, progress_bar=cfg.train.progress_bar,
                              log_interval=1)
+        if self.uses_pool and not (self.pool_dir / f"step_{self.model.num_timesteps:010d}").exists():
+            self.snapshot()
         if self.last_eval is None or self.last_eval["step"] != self.model.num_timesteps:
             self.periodic(self.model.logger)
         self.env.close()
