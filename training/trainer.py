@@ -371,7 +371,8 @@ def train_command(config: Path, output_dir: Path | None = None, resume: bool = F
     best = run_dir / "best" if (run_dir / "best").exists() else run_dir / "latest"
     print(f"run:         {run_dir}")
     print(f"checkpoint:  {best}   (crib evaluate --agent {best})")
-    print(f"latest:      {run_dir / 'latest'}   (crib train --config {config} --resume)")
+    where = "" if output_dir is None else f" --output-dir {output_dir}"
+    print(f"latest:      {run_dir / 'latest'}   (crib train --config {config}{where} --resume)")
     print(f"tensorboard: tensorboard --logdir {run_dir / 'tb'}")
     print(f"curves:      crib plot {run_dir}")
     return run_dir
