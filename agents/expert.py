@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from crib_env.observation import ObservationView
 
-from .analysis import net_order
-from .endgame import ENDGAME_NEED, WIN_TIE, choose_discard
+from .analysis import DiscardTable, net_order
+from .endgame import ENDGAME_NEED, choose_discard
 from .pegging import Board, best_card, tactic_values
-from .rollout import POLICY_TACTICS, deal_values, rollout_values
+from .rollout import POLICY_TACTICS, keep_pegging, rollout_values
 from .standard import StandardAgent
 
 DEFAULT_SIMS = 200
@@ -42,8 +42,7 @@ class ExpertAgent(StandardAgent):
     def __init__(self, seed: int | None = None, sims: int = DEFAULT_SIMS, tolerance: float = 0.5,
                  win_need: int = 31, win_tolerance: float = 0.02,
                  policy: int = POLICY_TACTICS, discard_sims: int = DEFAULT_SIMS,
-                 discard_window: float = 1.5, model: bool = True, crib_model: bool = False,
-                 endgame_sims: bool = False) -> None:
+                 discard_window: float = 2.5, model: bool = True) -> None:
         super().__init__(seed)
         if sims < 1:
             raise ValueError(f"sims must be at least 1, got {sims}")
@@ -55,8 +54,6 @@ class ExpertAgent(StandardAgent):
         self.discard_sims = discard_sims
         self.discard_window = discard_window
         self.model = model
-        self.crib_model = crib_model
-        self.endgame_sims = endgame_sims
 
     def choose_discard(self, view: ObservationView, hand6: tuple[int, ...]) -> tuple[int, int]:
         board = Board.of(view)
@@ -71,30 +68,21 @@ class ExpertAgent(StandardAgent):
             pair = table.discard(choose_discard(table, board, view.discards))
         return pair
 
-    def _simulated_discard(self, table, board: Board) -> int:
-        order = net_order(table, board.dealer)
-        hand = table.hand_points.mean(axis=1)
-        sign = 1 if board.dealer else -1
-        net = hand + sign * table.crib
-        seed = int(self.rng.integers(2**31 - 1))
-        endgame = min(board.need_own, board.need_opp) <= ENDGAME_NEED
-        if endgame and self.endgame_sims:
-            _, _, win = deal_values(table.hand6, [table.keep(i) for i in order], table.unseen,
-                                    board.dealer, self.discard_sims, seed, self.policy,
-                                    self.model, board=(board.own, board.opp, board.target))
-            best = max(win)
-            return next(i for i, w in zip(order, win, strict=True) if w >= best - WIN_TIE)
-        if endgame:
+    def _simulated_discard(self, table: DiscardTable, board: Board) -> int:
+        """Index of the discard to make: near the end the standard's choice for the win, else the
+        best net value plus simulated pegging margin among the options close to the best net."""
+        if min(board.need_own, board.need_opp) <= ENDGAME_NEED:
             return choose_discard(table, board)
+        order = net_order(table, board.dealer)
+        net = table.hand_points.mean(axis=1) + (1 if board.dealer else -1) * table.crib
         close = [i for i in order if net[i] >= net[order[0]] - self.discard_window]
         close = close[:MAX_DISCARD_CANDIDATES]
-        peg, crib, _ = deal_values(table.hand6, [table.keep(i) for i in close], table.unseen,
-                                   board.dealer, self.discard_sims, seed, self.policy, self.model)
-        if self.crib_model:
-            value = [hand[i] + sign * crib[j] + peg[j] for j, i in enumerate(close)]
-        else:
-            value = [net[i] + peg[j] for j, i in enumerate(close)]
-        return close[max(range(len(close)), key=lambda j: value[j])]
+        if len(close) == 1:
+            return close[0]
+        seed = int(self.rng.integers(2**31 - 1))
+        peg = keep_pegging(table.hand6, [table.keep(i) for i in close], table.unseen,
+                           board.dealer, self.discard_sims, seed, self.policy, self.model)
+        return close[max(range(len(close)), key=lambda j: net[close[j]] + peg[j])]
 
     def choose_play(self, view: ObservationView, legal: list[int]) -> int:
         board = Board.of(view)

@@ -604,17 +604,13 @@ def rollout_values(view: ObservationView, candidates: list[int], sims: int = 200
 @njit(cache=True)
 def _deal_rollouts(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_deal: bool,
                    sims: int, seed: int, policy: int, model: bool, crib_by_ranks: np.ndarray,
-                   rank_points: np.ndarray, split_keep: np.ndarray, split_pair: np.ndarray,
-                   with_show: bool, own: int, opp: int, target: int,
-                   wins: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Whole deals from the discard, for each kept four (rows of ``keeps``, with the matching
-    ``discards``): the opponent's six drawn from ``pool`` (kept by the model, or its four drawn
-    uniformly), a starter cut from the rest, the play simulated; the same draws for every row.
-    Returns the mean pegging margin, the mean crib score and (with ``with_show``) the mean win
-    chance after the show, for each row."""
+                   rank_points: np.ndarray, split_keep: np.ndarray,
+                   split_pair: np.ndarray) -> np.ndarray:
+    """Mean pegging margin of a whole play for each kept four (rows of ``keeps``, with the
+    matching ``discards``): the opponent's six drawn from ``pool`` and kept by the model (or its
+    four drawn uniformly), a starter cut from the rest, the play simulated; the same draws for
+    every row."""
     margin = np.zeros(keeps.shape[0])
-    cribs = np.zeros(keeps.shape[0])
-    win = np.zeros(keeps.shape[0])
     hands = np.zeros((2, 4), dtype=np.int64)
     sizes = np.zeros(2, dtype=np.int64)
     seq = np.zeros(16, dtype=np.int64)
@@ -631,15 +627,12 @@ def _deal_rollouts(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_
     opp_hands = np.zeros((sims, 4), dtype=np.int64)
     opp_discards = np.zeros((sims, 2), dtype=np.int64)
     starters = np.zeros(sims, dtype=np.int64)
-    crib = np.zeros(4, dtype=np.int64)
-    dealer = 0 if i_deal else 1
-    pone = 1 - dealer
     np.random.seed(seed)
     for sim in range(sims):
         _sample_opponent(pool, eligible, 4, no_cards, model, not i_deal, crib_by_ranks,
                          rank_points, split_keep, split_pair, opp_hands[sim], opp_discards[sim],
                          picks, used)
-        while True:
+        while True:  # the starter: any other unseen card
             starter = pool[np.random.randint(pool.size)]
             if starter != opp_discards[sim, 0] and starter != opp_discards[sim, 1] and \
                     starter != opp_hands[sim, 0] and starter != opp_hands[sim, 1] and \
@@ -649,17 +642,14 @@ def _deal_rollouts(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_
     for row in range(keeps.shape[0]):
         np.random.seed(seed + 1)
         for sim in range(sims):
-            starter = starters[sim]
             for i in range(4):
                 hands[1, i] = opp_hands[sim, i]
                 hands[0, i] = keeps[row, i]
-            crib[0], crib[1] = discards[row, 0], discards[row, 1]
-            crib[2], crib[3] = opp_discards[sim, 0], opp_discards[sim, 1]
-            crib_show = _show(crib, starter, True, rank_points)
-            cribs[row] += crib_show
+            # The player has seen neither the opponent's six nor the rest of the stock; the
+            # opponent has seen its own six, not the player's six.
             unseen[:, :] = 0
             _rank_counts(pool, pool.size, 1, unseen[0])
-            unseen[0, starter % 13] -= 1
+            unseen[0, starters[sim] % 13] -= 1
             for r in range(13):
                 unseen[1, r] = unseen[0, r]
             _rank_counts(opp_hands[sim], 4, -1, unseen[1])
@@ -667,58 +657,23 @@ def _deal_rollouts(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_
             _rank_counts(hands[0], 4, 1, unseen[1])
             _rank_counts(discards[row], 2, 1, unseen[1])
             n_unseen[0] = pool.size - 1
-            n_unseen[1] = pool.size - 1 - 6 + 6
+            n_unseen[1] = pool.size - 1
             went[:] = False
             sizes[0], sizes[1] = 4, 4
-            scores[0], scores[1] = own, opp
+            scores[:] = 0
             pegged[:] = 0
-            winner = _play_out(hands, sizes, seq, 0, 0, pone, -1, policy, scores,
-                               target if with_show else 1 << 30, pegged, unseen, n_unseen, went,
-                               reply)
+            _play_out(hands, sizes, seq, 0, 0, 1 if i_deal else 0, -1, policy, scores, 1 << 30,
+                      pegged, unseen, n_unseen, went, reply)
             margin[row] += pegged[0] - pegged[1]
-            if not with_show:
-                continue
-            if winner < 0:
-                shows = (_show(keeps[row], starter, False, rank_points),
-                         _show(opp_hands[sim], starter, False, rank_points))
-                scores[pone] += shows[pone]
-                if scores[pone] >= target:
-                    winner = pone
-                else:
-                    scores[dealer] += shows[dealer]
-                    if scores[dealer] >= target:
-                        winner = dealer
-                    else:
-                        scores[dealer] += crib_show
-                        if scores[dealer] >= target:
-                            winner = dealer
-            if winner == 0:
-                win[row] += 1.0
-            elif winner < 0:
-                win[row] += wins[min(scores[0], target - 1), min(scores[1], target - 1),
-                                 0 if i_deal else 1]
-    return margin / sims, cribs / sims, win / sims
-
-
-def deal_values(hand6: tuple[int, ...], keeps: list[tuple[int, ...]],
-                unseen: np.ndarray | list[int], dealer: bool, sims: int = 200, seed: int = 0,
-                policy: int = POLICY_TACTICS, model: bool = True,
-                board: tuple[int, int, int] | None = None
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Simulated whole deals for each kept four of ``hand6`` (the opponent's cards and the
-    starter drawn from ``unseen``): mean pegging margin (own - opponent's), mean crib score, and
-    with ``board = (own score, opponent's score, target)`` the mean chance of winning the game."""
-    discards = [[c for c in hand6 if c not in keep] for keep in keeps]
-    own, opp, target = board if board is not None else (0, 0, 121)
-    return _deal_rollouts(np.array(keeps, dtype=np.int64), np.array(discards, dtype=np.int64),
-                          np.asarray(unseen, dtype=np.int64), dealer, sims, seed, policy, model,
-                          _CRIB_BY_RANKS, _RANK_POINTS, _SPLIT_KEEP, _SPLIT_PAIR,
-                          board is not None, own, opp, target, win_table(target))
+    return margin / sims
 
 
 def keep_pegging(hand6: tuple[int, ...], keeps: list[tuple[int, ...]],
                  unseen: np.ndarray | list[int], dealer: bool, sims: int = 200, seed: int = 0,
                  policy: int = POLICY_TACTICS, model: bool = True) -> np.ndarray:
-    """Mean (own - opponent's) pegging points of a whole play for each kept four of ``hand6``
-    against opponent hands and starters drawn from ``unseen`` (the pone leads)."""
-    return deal_values(hand6, keeps, unseen, dealer, sims, seed, policy, model)[0]
+    """Mean (own - opponent's) pegging points of a whole play for each kept four of ``hand6``,
+    the opponent's cards and the starter drawn from ``unseen`` (the pone leads)."""
+    discards = [[c for c in hand6 if c not in keep] for keep in keeps]
+    return _deal_rollouts(np.array(keeps, dtype=np.int64), np.array(discards, dtype=np.int64),
+                          np.asarray(unseen, dtype=np.int64), dealer, sims, seed, policy, model,
+                          _CRIB_BY_RANKS, _RANK_POINTS, _SPLIT_KEEP, _SPLIT_PAIR)
