@@ -219,9 +219,8 @@ def print_analysis(cards: Sequence[str] | str, dealer: bool, console=None) -> li
     tokens = [t for text in cards for t in str(text).replace(",", " ").split()]
     hand = parse_cards(tokens)
     options = analyze_discards(hand, dealer)
-    role = "dealer: the crib is yours, crib added" if dealer else "pone: the crib is the " \
-        "opponent's, crib subtracted"
-    table = Table(title=f"Discards from {cards_str(hand)} ({role})")
+    role = "dealer: own crib, added" if dealer else "pone: opponent's crib, subtracted"
+    table = Table(title=f"{cards_str(hand)} as {role}")
     for name, justify in (("#", "right"), ("throw", "left"), ("keep", "left"),
                           ("hand", "right"), ("crib", "right"), ("net", "right")):
         table.add_column(name, justify=justify)

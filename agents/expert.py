@@ -16,10 +16,18 @@ game (either player within ``win_need`` points of the target) the simulations al
 and the cards are first filtered by their chance of winning the game (within ``win_tolerance`` of the
 best) before the points filter: what wins before what scores.
 
-Opponent model (``model=True``): the opponent's unseen six cards are drawn at random and it is
-assumed to keep the four an expected-value player keeps (hand over the starters, plus or minus a
-crib estimate); draws inconsistent with what it has played, or with a go it said, are redrawn. With
-``model=False`` its cards are a uniform draw of the unseen cards.
+Reading the opponent (all from observations, never from the environment):
+
+* ``model=True``: the opponent's unseen six cards are drawn at random and it is assumed to keep the
+  four an expected-value player keeps (hand over the starters, plus or minus a crib estimate);
+  draws inconsistent with what it has played, or with a go it said, are redrawn. With
+  ``model=False`` its cards are a uniform draw of the unseen cards.
+* ``miss < 1``: the agent remembers the opponent's plays of this deal (``rollout.OpponentPlays``,
+  rebuilt from its successive observations) and weights each sampled deal by ``miss`` for every
+  play the standard tactics would not have made holding those cards. ``miss=1`` turns this off.
+
+Measured against the standard agent (BENCHMARKS.md, "Scripted agents"), each of the pegging-checked
+discards, the opponent model and the play reading adds points per game.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from crib_env.observation import ObservationView
 from .analysis import DiscardTable, net_order
 from .endgame import ENDGAME_NEED, choose_discard
 from .pegging import Board, best_card, tactic_values
-from .rollout import POLICY_TACTICS, keep_pegging, rollout_values
+from .rollout import POLICY_TACTICS, OpponentPlays, keep_pegging, rollout_values
 from .standard import StandardAgent
 
 DEFAULT_SIMS = 200
@@ -42,7 +50,7 @@ class ExpertAgent(StandardAgent):
     def __init__(self, seed: int | None = None, sims: int = DEFAULT_SIMS, tolerance: float = 0.5,
                  win_need: int = 31, win_tolerance: float = 0.02,
                  policy: int = POLICY_TACTICS, discard_sims: int = DEFAULT_SIMS,
-                 discard_window: float = 2.5, model: bool = True) -> None:
+                 discard_window: float = 2.5, model: bool = True, miss: float = 0.1) -> None:
         super().__init__(seed)
         if sims < 1:
             raise ValueError(f"sims must be at least 1, got {sims}")
@@ -54,6 +62,14 @@ class ExpertAgent(StandardAgent):
         self.discard_sims = discard_sims
         self.discard_window = discard_window
         self.model = model
+        self.miss = miss
+        self.history = OpponentPlays()
+
+    def reset(self) -> None:
+        self.history.clear()
+
+    def observe(self, view: ObservationView) -> None:
+        self.history.update(view)
 
     def choose_discard(self, view: ObservationView, hand6: tuple[int, ...]) -> tuple[int, int]:
         board = Board.of(view)
@@ -89,7 +105,8 @@ class ExpertAgent(StandardAgent):
         endgame = min(board.need_own, board.need_opp) <= self.win_need
         seed = int(self.rng.integers(2**31 - 1))
         margin, win = rollout_values(view, legal, self.sims, seed, with_show=endgame,
-                                     policy=self.policy, model=self.model)
+                                     policy=self.policy, model=self.model,
+                                     history=self.history, miss=self.miss)
         keep = list(range(len(legal)))
         if endgame:
             best = max(win[i] for i in keep)

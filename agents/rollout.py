@@ -17,8 +17,11 @@ opponent's six cards are its played cards plus cards drawn from the unseen ones,
 four an expected-value player would (``_model_keep``); a draw that would have thrown a card it has
 since played, or kept a card it could have laid when it said go, is redrawn (after 30 failures the
 draw falls back to uniform). Without the model, its cards are a uniform draw of the unseen cards that
-fit what its go says. The same sampled deals are used for every candidate (common random numbers),
-so differences between candidates are not drowned in deal noise.
+fit what its go says. With an ``OpponentPlays`` history (the agent's memory of this deal) each
+sampled deal is also weighted by how well it explains the opponent's plays so far: ``miss`` for
+each play the standard tactics would not have made with those cards (``_consistency``). The same
+sampled deals are used for every candidate (common random numbers), so differences between
+candidates are not drowned in deal noise.
 
 In the simulations both players follow a rollout policy (``POLICY_TACTICS`` by default: the
 standard tactics of ``agents.pegging.tactic_values``, each player judging from what it has seen), so
@@ -36,6 +39,7 @@ import numpy as np
 from numba import njit
 
 from crib_env.cards import RANK, VALUE
+from crib_env.game import Phase
 from crib_env.observation import ObservationView
 from crib_env.scoring import MAX_COUNT, RANK_POINTS, score_hand
 
@@ -460,13 +464,84 @@ def _sample_opponent(pool: np.ndarray, eligible: np.ndarray, k_opp: int, played:
 
 
 @njit(cache=True)
+def _consistency(kept: np.ndarray, discards: np.ndarray, starter: int, dec_seq: np.ndarray,
+                 dec_n: np.ndarray, dec_count: np.ndarray, dec_card: np.ndarray,
+                 dec_k: np.ndarray, dec_left: np.ndarray, dec_before: np.ndarray,
+                 dec_nbefore: np.ndarray, miss: float, reply: np.ndarray) -> float:
+    """Weight of a sampled opponent deal (``kept`` four and ``discards``) given the plays it made:
+    each past decision (row ``d``: count sequence ranks ``dec_seq[d, :dec_n[d]]``, ``dec_count``,
+    the card laid, the player's cards left ``dec_left`` and what the opponent could expect of them
+    ``dec_k``, the cards played before it) where the standard tactics, from what the opponent had
+    seen, would not have laid that card multiplies the weight by ``miss``."""
+    weight = 1.0
+    hands = np.zeros((2, 4), dtype=np.int64)
+    sizes = np.zeros(2, dtype=np.int64)
+    seq = np.zeros(16, dtype=np.int64)
+    unseen = np.zeros(13, dtype=np.int64)
+    for d in range(dec_card.size):
+        m = 0
+        for c in kept:  # the opponent's hand then: its four less what it had laid
+            laid = False
+            for j in range(dec_nbefore[d]):
+                if dec_before[d, j] == c:
+                    laid = True
+            if not laid:
+                hands[0, m] = c
+                m += 1
+        legal, actual = 0, -1
+        for i in range(m):
+            if dec_count[d] + _value(hands[0, i]) <= 31:
+                legal += 1
+            if hands[0, i] == dec_card[d]:
+                actual = i
+        if legal < 2 or actual < 0:
+            continue
+        for r in range(13):
+            unseen[r] = 4
+        for c in kept:
+            unseen[c % 13] -= 1
+        for c in discards:
+            unseen[c % 13] -= 1
+        unseen[starter % 13] -= 1
+        n_unseen = 52 - 7
+        for j in range(dec_nbefore[d]):  # the player's cards laid before it
+            c = dec_before[d, j]
+            mine = True
+            for k in kept:
+                if k == c:
+                    mine = False
+            if mine:
+                unseen[c % 13] -= 1
+                n_unseen -= 1
+        for j in range(dec_n[d]):
+            seq[j] = dec_seq[d, j]
+        sizes[0], sizes[1] = m, dec_left[d]
+        best = -1e18
+        chosen = 0.0
+        for i in range(m):
+            if dec_count[d] + _value(hands[0, i]) > 31:
+                continue
+            value = _tactic_value(hands, sizes, 0, i, seq, dec_n[d], dec_count[d], unseen,
+                                  n_unseen, dec_k[d], reply)
+            best = max(best, value)
+            if i == actual:
+                chosen = value
+        if chosen < best - 1e-9:
+            weight *= miss
+    return weight
+
+
+@njit(cache=True)
 def _rollouts(candidates: np.ndarray, my_hand: np.ndarray, pool: np.ndarray,
               eligible: np.ndarray, k_opp: int, seq_ranks: np.ndarray, count: int, sims: int,
               seed: int, policy: int, with_show: bool, my_show: int, opp_played: np.ndarray,
               starter: int, my_discards: np.ndarray, i_deal: bool, own: int, opp: int,
               target: int, wins: np.ndarray, rank_points: np.ndarray, opp_went: bool,
               model: bool, crib_by_ranks: np.ndarray, split_keep: np.ndarray,
-              split_pair: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+              split_pair: np.ndarray, dec_seq: np.ndarray, dec_n: np.ndarray,
+              dec_count: np.ndarray, dec_card: np.ndarray, dec_k: np.ndarray,
+              dec_left: np.ndarray, dec_before: np.ndarray, dec_nbefore: np.ndarray,
+              miss: float) -> tuple[np.ndarray, np.ndarray]:
     n_cand = candidates.size
     margin = np.zeros(n_cand)
     win = np.zeros(n_cand)
@@ -486,11 +561,20 @@ def _rollouts(candidates: np.ndarray, my_hand: np.ndarray, pool: np.ndarray,
     opp_kept = np.zeros(4, dtype=np.int64)
     crib = np.zeros(4, dtype=np.int64)
     next_deal = 0 if i_deal else 1  # whether the player deals the next deal
+    weights = np.ones(sims)
     np.random.seed(seed)
     for sim in range(sims):  # the same sampled deals for every candidate
         _sample_opponent(pool, eligible, k_opp, opp_played, model, not i_deal, crib_by_ranks,
                          rank_points, split_keep, split_pair, opp_hands[sim], opp_discards[sim],
                          picks, used)
+        if miss < 1.0 and dec_card.size:
+            for i in range(opp_played.size):
+                opp_kept[i] = opp_played[i]
+            for i in range(k_opp):
+                opp_kept[opp_played.size + i] = opp_hands[sim, i]
+            weights[sim] = _consistency(opp_kept[:opp_played.size + k_opp], opp_discards[sim],
+                                        starter, dec_seq, dec_n, dec_count, dec_card, dec_k,
+                                        dec_left, dec_before, dec_nbefore, miss, reply)
     for c in range(n_cand):
         np.random.seed(seed + 1)
         for sim in range(sims):
@@ -519,7 +603,7 @@ def _rollouts(candidates: np.ndarray, my_hand: np.ndarray, pool: np.ndarray,
             pegged[:] = 0
             winner = _play_out(hands, sizes, seq, seq_ranks.size, count, 0, candidates[c],
                                policy, scores, target, pegged, unseen, n_unseen, went, reply)
-            margin[c] += pegged[0] - pegged[1]
+            margin[c] += weights[sim] * (pegged[0] - pegged[1])
             if not with_show:
                 continue
             if winner < 0:
@@ -546,10 +630,12 @@ def _rollouts(candidates: np.ndarray, my_hand: np.ndarray, pool: np.ndarray,
                         if scores[dealer] >= target:
                             winner = dealer
             if winner == 0:
-                win[c] += 1.0
+                win[c] += weights[sim]
             elif winner < 0:
-                win[c] += wins[min(scores[0], target - 1), min(scores[1], target - 1), next_deal]
-    return margin / sims, win / sims
+                win[c] += weights[sim] * wins[min(scores[0], target - 1),
+                                              min(scores[1], target - 1), next_deal]
+    total = weights.sum()
+    return margin / total, win / total
 
 
 def go_count(view: ObservationView) -> int | None:
@@ -580,11 +666,65 @@ def opponent_pool(view: ObservationView) -> tuple[np.ndarray, np.ndarray]:
     return pool, eligible
 
 
+class OpponentPlays:
+    """The opponent's plays in this deal, read off the player's successive observations.
+
+    Each card the opponent laid in a count sequence the player saw is kept with what the opponent
+    knew then: the sequence before it, the count, the cards laid before it and how many cards the
+    player still held (0 for the opponent's purposes after the player's go). Cards laid in a
+    sequence that ended between two of the player's turns are not seen in order and are skipped.
+    This is agent memory built from observations only; ``clear`` it at each new game.
+    """
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.starter: int | None = None
+        self.rows: dict[int, tuple[tuple[int, ...], int, int, int, tuple[int, ...]]] = {}
+
+    def update(self, view: ObservationView) -> None:
+        if view.starter is None or view.phase != Phase.PLAY:
+            self.clear()
+            return
+        theirs, mine = set(view.played_opp), set(view.played_own)
+        if view.starter != self.starter or not set(self.rows) <= theirs:
+            self.clear()  # a new deal
+            self.starter = view.starter
+        seq = view.sequence
+        for i, card in enumerate(seq):
+            if card not in theirs or card in self.rows:
+                continue
+            later = set(seq[i:])
+            before = tuple(c for c in sorted(theirs | mine) if c not in later)
+            left = 4 - sum(c in mine for c in before)
+            went = i > 0 and seq[i - 1] in theirs  # it laid twice running: the player was out
+            self.rows[card] = (tuple(RANK[c] for c in seq[:i]), sum(VALUE[c] for c in seq[:i]),
+                               0 if went else left, left, before)
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """``(seq, n, count, card, k, left, before, n_before)`` arrays for the kernels."""
+        n = len(self.rows)
+        seq = np.zeros((n, 8), dtype=np.int64)
+        before = np.zeros((n, 8), dtype=np.int64)
+        lengths, counts, cards, ks, lefts, n_before = (np.zeros(n, dtype=np.int64)
+                                                        for _ in range(6))
+        for d, (card, (prefix, count, k, left, laid)) in enumerate(sorted(self.rows.items())):
+            seq[d, :len(prefix)] = prefix
+            before[d, :len(laid)] = laid
+            lengths[d], counts[d], cards[d], ks[d], lefts[d] = len(prefix), count, card, k, left
+            n_before[d] = len(laid)
+        return seq, lengths, counts, cards, ks, lefts, before, n_before
+
+
 def rollout_values(view: ObservationView, candidates: list[int], sims: int = 200,
                    seed: int = 0, with_show: bool = False, policy: int = POLICY_TACTICS,
-                   model: bool = True) -> tuple[np.ndarray, np.ndarray]:
+                   model: bool = True, history: OpponentPlays | None = None,
+                   miss: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """``(margin, win)`` arrays over ``candidates`` (cards in the player's hand that fit), see the
-    module docstring; ``win`` is all zero unless ``with_show`` (which needs the starter)."""
+    module docstring; ``win`` is all zero unless ``with_show`` (which needs the starter).
+    With ``history`` and ``miss < 1``, each sampled deal is weighted by ``miss`` for every past
+    play of the opponent the standard tactics would not have made with those cards."""
     pool, eligible = opponent_pool(view)
     k_opp = view.opp_cards_left
     with_show = with_show and view.starter is not None and len(view.discards) == 2
@@ -598,7 +738,7 @@ def rollout_values(view: ObservationView, candidates: list[int], sims: int = 200
         np.array(view.discards if len(view.discards) == 2 else (0, 0), dtype=np.int64),
         view.is_dealer, view.own_score, view.opp_score, view.target,
         win_table(view.target), _RANK_POINTS, view.opp_said_go, model, _CRIB_BY_RANKS,
-        _SPLIT_KEEP, _SPLIT_PAIR)
+        _SPLIT_KEEP, _SPLIT_PAIR, *(history or OpponentPlays()).arrays(), miss)
 
 
 @njit(cache=True)

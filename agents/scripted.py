@@ -32,6 +32,7 @@ class ScriptedAgent:
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         legal = [int(c) for c in legal_cards(action_mask)]
         view = decode(observation)
+        self.observe(view)
         if view.phase == Phase.DISCARD:
             hand6 = tuple(sorted(view.hand + view.discards))
             pair = self.choose_discard(view, hand6)
@@ -46,6 +47,9 @@ class ScriptedAgent:
         if card not in legal:
             raise RuntimeError(f"{self.name} chose card {card}, not among the legal {legal}")
         return int(card)
+
+    def observe(self, view: ObservationView) -> None:
+        """Called with every decoded observation before choosing (agents with memory use it)."""
 
     def choose_discard(self, view: ObservationView, hand6: tuple[int, ...]) -> tuple[int, int]:
         """The two cards of ``hand6`` to lay away; must contain the ``view.discards`` made so far."""

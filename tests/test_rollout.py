@@ -16,6 +16,8 @@ from agents.rollout import (
     _SPLIT_KEEP,
     _SPLIT_PAIR,
     POLICY_LOWEST,
+    OpponentPlays,
+    _consistency,
     _model_keep,
     _play_points,
     _rollouts,
@@ -25,6 +27,7 @@ from agents.rollout import (
     go_count,
     opponent_pool,
 )
+from agents.standard import StandardAgent
 from crib_env.cards import RANK, VALUE, parse_cards
 from crib_env.game import Game, Phase
 from crib_env.observation import decode, encode
@@ -94,7 +97,7 @@ def test_rollout_with_the_true_hand_replays_the_engine(target):
                 np.array(view.played_opp, dtype=np.int64), view.starter,
                 np.array(view.discards, dtype=np.int64), view.is_dealer, start[me],
                 start[1 - me], target, win_table(target), _RANK_POINTS, view.opp_said_go, False,
-                _CRIB_BY_RANKS, _SPLIT_KEEP, _SPLIT_PAIR)
+                _CRIB_BY_RANKS, _SPLIT_KEEP, _SPLIT_PAIR, *OpponentPlays().arrays(), 1.0)
             if truth.is_over and len(truth.records) == start_deal:
                 expected = 1.0 if truth.winner == me else 0.0
             else:
@@ -198,3 +201,35 @@ def test_modelled_opponent_hands_hold_its_played_cards_and_only_unseen_cards():
         six = np.array([*played, *hand[:2], *discards], dtype=np.int64)
         s = _model_keep(six, True, _CRIB_BY_RANKS, _RANK_POINTS, _SPLIT_KEEP, _SPLIT_PAIR)
         assert {int(six[i]) for i in _SPLIT_PAIR[s]} == set(discards.tolist())
+
+
+def test_the_standards_true_cards_always_explain_its_plays():
+    """Reading a standard opponent's plays off the observations, its real hand is always
+    consistent with them (weight 1), while other hands often are not."""
+    agents = [StandardAgent(1), StandardAgent(2)]
+    true_ok = other_low = checked = 0
+    rng = random.Random(4)
+    for seed in range(25):
+        game = Game(seed=seed, first_dealer=seed % 2)
+        history = OpponentPlays()
+        while not game.is_over and len(game.records) <= 3:  # mid-game: no end-game tactics
+            me = game.to_move
+            view = decode(encode(game, me))
+            if me == 0:
+                history.update(view)
+                if game.phase == Phase.PLAY and history.rows:
+                    arrays = history.arrays()
+                    kept = np.array(game.kept[1], dtype=np.int64)
+                    discards = np.array(game.discards[1], dtype=np.int64)
+                    reply = np.zeros(13, dtype=np.int64)
+                    weight = _consistency(kept, discards, game.starter, *arrays, 0.1, reply)
+                    true_ok += weight == 1.0
+                    checked += 1
+                    others = [c for c in view.unseen if c not in game.kept[1]]
+                    fake = np.array(view.played_opp + tuple(rng.sample(
+                        others, 4 - len(view.played_opp))), dtype=np.int64)
+                    other_low += _consistency(fake, discards, game.starter, *arrays, 0.1,
+                                              reply) < 1.0
+            game.step(agents[me].act(encode(game, me), game.legal_mask()))
+    assert checked > 50 and true_ok == checked
+    assert other_low > 0
