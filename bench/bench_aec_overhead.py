@@ -34,6 +34,9 @@ from pettingzoo.utils import wrappers  # noqa: E402
 from crib_env import fast  # noqa: E402
 from crib_env.observation import OBS_SIZE  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_games import play_random_game  # noqa: E402
+
 AGENTS = ("player_0", "player_1")
 
 
@@ -141,15 +144,7 @@ def games_per_cpu_second(env, games: int) -> float:
     rng = random.Random(0)
     start = time.process_time()
     for g in range(games):
-        env.reset(seed=g)
-        for _agent in env.agent_iter():
-            obs, _reward, term, trunc, _info = env.last()
-            if term or trunc:
-                action = None
-            else:
-                legal = np.flatnonzero(obs["action_mask"])
-                action = int(legal[rng.randrange(len(legal))])
-            env.step(action)
+        play_random_game(env, g, rng)
     return games / (time.process_time() - start)
 
 

@@ -79,6 +79,19 @@ def engine_games(seconds: float) -> Callable[[], int]:
     return run
 
 
+def play_random_game(env, seed: int, rng: random.Random) -> None:
+    """One full game through an AEC env, a uniformly random legal card at every turn."""
+    env.reset(seed=seed)
+    for _agent in env.agent_iter():
+        obs, _reward, term, trunc, _info = env.last()
+        if term or trunc:
+            action = None
+        else:
+            legal = np.flatnonzero(obs["action_mask"])
+            action = int(legal[rng.randrange(len(legal))])
+        env.step(action)
+
+
 def aec_games(seconds: float) -> Callable[[], int]:
     import crib_env
 
@@ -88,15 +101,7 @@ def aec_games(seconds: float) -> Callable[[], int]:
     def run() -> int:
         games, start = 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
-            env.reset(seed=games)
-            for _agent in env.agent_iter():
-                obs, _reward, term, trunc, _info = env.last()
-                if term or trunc:
-                    action = None
-                else:
-                    legal = np.flatnonzero(obs["action_mask"])
-                    action = int(legal[rng.randrange(len(legal))])
-                env.step(action)
+            play_random_game(env, games, rng)
             games += 1
         return games
     return run
