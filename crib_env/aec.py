@@ -76,6 +76,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 
 from .cards import CARD_NAMES, N_CARDS, card_str
 from .game import DISCARD, SAID_GO, Game, IllegalActionError, LogEntry, Phase
@@ -87,7 +88,8 @@ REWARD_MODES = ("win", "points")
 EPISODE_MODES = ("game", "deal")
 RENDER_MODES = ("ansi", "human")
 ENV_NAME = f"cribbage_v{OBSERVATION_VERSION}"
-PHASE_NAMES = {phase: phase.name.lower() for phase in Phase}
+PHASE_NAMES = tuple(phase.name.lower() for phase in sorted(Phase))  # indexed by the phase value
+PLAYER_OF = {agent: player for player, agent in enumerate(AGENTS)}
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -135,9 +137,19 @@ class CribbageWrapper(wrappers.OrderEnforcingWrapper):
     _cumulative_rewards = _live("_cumulative_rewards")
     del _live
 
+    def agent_iter(self, max_iter: int = 2**63) -> wrappers.order_enforcing.AECOrderEnforcingIterable:
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _AgentIterable(self, max_iter)
+
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         self._ended_by_illegal_move = False
         super().reset(seed=seed, options=options)
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if not self._has_reset:
+            raise AttributeError("agent_selection cannot be accessed before reset")
+        return self._raw.last(observe)
 
     def step(self, action: Any) -> None:
         if not self._has_reset or not self._raw.agents:
@@ -151,18 +163,11 @@ class CribbageWrapper(wrappers.OrderEnforcingWrapper):
                      and 0 <= action < N_CARDS)
         assert (action is None and dead) or in_bounds, (
             f"action {action!r} is outside the action space Discrete(52) of {agent}")
-        if dead:
-            self._has_updated = True
-            raw.step(action)
-            return
+        self._has_updated = True
         try:
-            raw.game.check_action(int(action), AGENTS.index(agent))
+            raw.step(action)  # checks the card before it changes anything
         except IllegalActionError as err:
             self._end_on_illegal_move(agent, action, err)
-            self._has_updated = True
-            return
-        self._has_updated = True
-        raw.step(action)
 
     def _end_on_illegal_move(self, agent: str, action: Any, reason: Exception) -> None:
         warnings.warn(f"illegal move by {agent}: {_card_text(action)} ({reason}); the game ends "
@@ -176,6 +181,25 @@ class CribbageWrapper(wrappers.OrderEnforcingWrapper):
         raw._accumulate_rewards()
         raw._deads_step_first()
         self._ended_by_illegal_move = True
+
+
+class _AgentIterable(wrappers.order_enforcing.AECOrderEnforcingIterable):
+    def __iter__(self) -> _AgentIterator:
+        return _AgentIterator(self.env, self.max_iter)
+
+
+class _AgentIterator(wrappers.order_enforcing.AECOrderEnforcingIterator):
+    """PettingZoo's order-enforcing agent iterator, reading the raw env's attributes directly."""
+
+    def __next__(self) -> str:
+        wrapper = self.env
+        raw = wrapper._raw
+        if not raw.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert wrapper._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        wrapper._has_updated = False
+        return raw.agent_selection
 
 
 def _card_text(action: Any) -> str:
@@ -216,6 +240,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         }
         self._seeder = random.Random()
         self.game: Game | None = None
+        self._infos: dict[str, dict[str, Any]] | None = None
+        self._agent_infos: list[dict[str, Any] | None] = [None, None]
 
     # -- PettingZoo API -------------------------------------------------------------------------
 
@@ -245,17 +271,19 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
         self.terminations = dict.fromkeys(AGENTS, False)
         self.truncations = dict.fromkeys(AGENTS, False)
-        # events each agent has seen since just before its own last move
-        self._windows: dict[str, list[dict]] = {a: [] for a in AGENTS}
+        # by player: the events seen since just before its own last move, and who said go in them
+        self._windows: list[list[dict]] = [[], []]
+        self._goes: list[list[str]] = [[], []]
         self._log_seen = 0
-        self._update_infos()
+        self._update_windows()
         self.agent_selection = AGENTS[self.game.to_move]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        player = AGENTS.index(agent)
-        mask = np.zeros(N_CARDS, dtype=np.int8)
+        player = PLAYER_OF[agent]
         if agent == self.agent_selection and not self.terminations[agent]:
-            mask[self.game.legal_actions()] = 1
+            mask = self.game.legal_mask()
+        else:
+            mask = np.zeros(N_CARDS, dtype=np.int8)
         return {"observation": encode(self.game, player), "action_mask": mask}
 
     def step(self, action: int | None) -> None:
@@ -264,35 +292,41 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             self._was_dead_step(action)
             return
         game = self.game
-        player = AGENTS.index(agent)
+        player = PLAYER_OF[agent]
         if action is None:
             raise ValueError(f"{agent} must choose a card: action None is only for finished agents")
         try:
             card = int(action)
         except (TypeError, ValueError) as err:
             raise ValueError(f"action must be a card id 0..51, got {action!r}") from err
-        before = list(game.scores)
+        score_0, score_1 = game.scores
         game.step(card, player)  # raises IllegalActionError (a ValueError) and changes nothing
-        self._windows[agent] = []  # this agent's next window starts with its own move's results
-        self._cumulative_rewards[agent] = 0.0
-        gained = [game.scores[0] - before[0], game.scores[1] - before[1]]
-        deal_over = game.phase == Phase.DEAL_OVER
-        done = game.is_over or deal_over
+        # this agent's next window starts with its own move's results
+        self._windows[player] = []
+        self._goes[player] = []
+        cumulative = self._cumulative_rewards
+        cumulative[agent] = 0.0
+        phase = game.phase
+        done = phase == Phase.GAME_OVER or phase == Phase.DEAL_OVER
         if self.reward_mode == "points":
-            self.rewards = {AGENTS[p]: float(gained[p] - gained[1 - p]) for p in (0, 1)}
-        elif game.is_over:
-            self.rewards = {AGENTS[p]: 1.0 if game.winner == p else -1.0 for p in (0, 1)}
-        elif deal_over:
-            margin = game.records[-1].points(0) - game.records[-1].points(1)
-            sign = float(np.sign(margin))
-            self.rewards = {AGENTS[0]: sign, AGENTS[1]: -sign}
+            margin = (game.scores[0] - score_0) - (game.scores[1] - score_1)
+            reward_0 = float(margin)
+        elif phase == Phase.GAME_OVER:
+            reward_0 = 1.0 if game.winner == 0 else -1.0
+        elif phase == Phase.DEAL_OVER:
+            record = game.records[-1]
+            reward_0 = float(np.sign(record.points(0) - record.points(1)))
         else:
-            self.rewards = dict.fromkeys(AGENTS, 0.0)
+            reward_0 = 0.0
+        reward_1 = -reward_0 if reward_0 else 0.0
+        self.rewards = {AGENTS[0]: reward_0, AGENTS[1]: reward_1}
+        # PettingZoo's _accumulate_rewards, inline: this runs on every step
+        cumulative[AGENTS[0]] += reward_0
+        cumulative[AGENTS[1]] += reward_1
         if done:
             self.terminations = dict.fromkeys(AGENTS, True)
-        self._update_infos()
+        self._update_windows()
         self.agent_selection = agent if done else AGENTS[game.to_move]
-        self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
@@ -324,40 +358,82 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     # -- infos ----------------------------------------------------------------------------------
 
-    def _update_infos(self) -> None:
+    def _update_windows(self) -> None:
         """Add the new log entries to each agent's window (what it may see: not the opponent's
-        discards) and rebuild ``infos``."""
+        discards). The info dicts themselves are built when read (``infos``, ``last``): a loop of
+        ``agent_iter`` / ``last`` / ``step`` reads only the mover's. Runs on every step."""
         game = self.game
-        for entry in game.log[self._log_seen:]:
+        log = game.log
+        windows, goes = self._windows, self._goes
+        for index in range(self._log_seen, len(log)):
+            entry = log[index]
             event = _entry_dict(entry)
-            for player, agent in enumerate(AGENTS):
-                if entry.kind != DISCARD or entry.player == player:
-                    self._windows[agent].append(event)
-        self._log_seen = len(game.log)
-        scores = self.scores
-        self.infos = {agent: self._info(agent, scores) for agent in AGENTS}
+            if entry.kind == DISCARD:
+                windows[entry.player].append(event)
+                continue
+            windows[0].append(event)
+            windows[1].append(event)
+            if entry.kind == SAID_GO:
+                name = AGENTS[entry.player]
+                for said in goes:
+                    if name not in said:
+                        said.append(name)
+                        said.sort()
+        self._log_seen = len(log)
+        self._infos = None
+        self._agent_infos = [None, None]
 
-    def _info(self, agent: str, scores: dict[str, int]) -> dict[str, Any]:
+    @property
+    def infos(self) -> dict[str, dict[str, Any]]:
+        """``infos[agent]``: see the module docstring. Built on first read after each step."""
+        if self._infos is None:
+            if self.game is None:
+                raise AttributeError("infos cannot be accessed before reset")
+            self._infos = {agent: self._agent_info(PLAYER_OF[agent]) for agent in self.agents}
+        return self._infos
+
+    @infos.setter
+    def infos(self, value: dict[str, dict[str, Any]]) -> None:
+        self._infos = value
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        agent = self.agent_selection
+        info = self._infos[agent] if self._infos is not None else self._agent_info(PLAYER_OF[agent])
+        observation = self.observe(agent) if observe else None
+        return (observation, self._cumulative_rewards[agent], self.terminations[agent],
+                self.truncations[agent], info)
+
+    def _agent_info(self, player: int) -> dict[str, Any]:
+        info = self._agent_infos[player]
+        if info is not None:
+            return info
         game = self.game
-        events = list(self._windows[agent])  # the event dicts are shared: treat them as read-only
-        info: dict[str, Any] = {
-            "events": events,
-            "go": sorted({e["player"] for e in events if e["kind"] == SAID_GO}),
-            "phase": PHASE_NAMES[game.phase],
-            "scores": dict(scores),
-            "dealer": AGENTS[game.dealer],
-        }
-        if game.is_over:
-            margin = game.scores[game.winner] - game.scores[1 - game.winner]
-            info["summary"] = {"winner": AGENTS[game.winner], "margin": margin,
-                               "skunk": game.skunk, "double_skunk": game.double_skunk,
-                               "deals": len(game.records)}
+        # copies, so an info handed out never changes; the event dicts inside are shared
+        # between steps and agents: treat them as read-only
+        info = {"events": self._windows[player][:], "go": self._goes[player][:],
+                "phase": PHASE_NAMES[game.phase],
+                "scores": {AGENTS[0]: game.scores[0], AGENTS[1]: game.scores[1]},
+                "dealer": AGENTS[game.dealer]}
+        if game.phase == Phase.GAME_OVER:
+            info["summary"] = _summary(game)
+        self._agent_infos[player] = info
         return info
 
 
+def _summary(game: Game) -> dict[str, Any]:
+    winner = game.winner
+    return {"winner": AGENTS[winner], "margin": game.scores[winner] - game.scores[1 - winner],
+            "skunk": game.skunk, "double_skunk": game.double_skunk, "deals": len(game.records)}
+
+
+_ONE_CARD_NAMES = tuple((name,) for name in CARD_NAMES)  # most events name a single card
+
+
 def _entry_dict(entry: LogEntry) -> dict[str, Any]:
+    cards = entry.cards
+    names = _ONE_CARD_NAMES[cards[0]] if len(cards) == 1 else tuple([CARD_NAMES[c] for c in cards])
     event = {"kind": entry.kind, "player": None if entry.player is None else AGENTS[entry.player],
-             "points": entry.points, "cards": tuple(CARD_NAMES[c] for c in entry.cards)}
+             "points": entry.points, "cards": names}
     if entry.detail:
         event["detail"] = entry.detail
     return event

@@ -22,7 +22,7 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -66,10 +66,10 @@ GAME_OVER = "game over"
 PEGGING, HAND, CRIB = "pegging", "hand", "crib"
 
 
-@dataclass(frozen=True, slots=True)
-class LogEntry:
+class LogEntry(NamedTuple):
     """One thing that happened. Score entries carry the event kind (``"fifteen"``, ``"go"`` ...)
-    and the points the player was credited (capped at the target)."""
+    and the points the player was credited (capped at the target). A named tuple: several are
+    made on every step."""
 
     kind: str
     player: int | None
@@ -262,7 +262,10 @@ class Game:
 
     def can_play(self, player: int) -> bool:
         room = MAX_COUNT - self.count
-        return any(VALUE[c] <= room for c in self.hands[player])
+        for card in self.hands[player]:
+            if VALUE[card] <= room:
+                return True
+        return False
 
     def legal_actions(self) -> list[int]:
         """Card ids the player to move may choose (empty once the deal or game is over)."""
@@ -274,8 +277,10 @@ class Game:
         return []
 
     def legal_mask(self) -> np.ndarray:
+        """``legal_actions`` as an int8 mask of 52 entries (1 = legal)."""
         mask = np.zeros(N_CARDS, dtype=np.int8)
-        mask[self.legal_actions()] = 1
+        for card in self.legal_actions():  # scalar stores: cheaper than one fancy-index store
+            mask[card] = 1
         return mask
 
     def clone(self) -> Game:
@@ -294,10 +299,11 @@ class Game:
             raise IllegalActionError("the deal is over: call next_deal() to continue")
         if player is not None and player != self.to_move:
             raise IllegalActionError(f"not player {player}'s turn: player {self.to_move} to move")
-        try:
-            card = as_card(card)
-        except ValueError as err:
-            raise IllegalActionError(str(err)) from err
+        if type(card) is not int or not 0 <= card < N_CARDS:  # the common case skips as_card
+            try:
+                card = as_card(card)
+            except ValueError as err:
+                raise IllegalActionError(str(err)) from err
         hand = self.hands[self.to_move]
         if card not in hand:
             verb = "discard" if self.phase == Phase.DISCARD else "play"
@@ -320,7 +326,7 @@ class Game:
 
     def _award(self, player: int, events: Sequence[ScoreEvent], category: str) -> bool:
         """Peg ``events`` for ``player`` in one peg move; True if that ends the game."""
-        points = sum(e.points for e in events)
+        points = sum([e.points for e in events])
         gained = min(points, self.target - self.scores[player])
         self.prev_scores[player] = self.scores[player]
         self.scores[player] += gained
@@ -353,7 +359,7 @@ class Game:
         self.hands[player].remove(card)
         self.discards[player].append(card)
         self.record.discards[player].append(card)
-        self.log.append(LogEntry(DISCARD, player, cards=(card,)))
+        self.log.append(LogEntry(DISCARD, player, 0, (card,)))
         if len(self.discards[player]) < DISCARDS_PER_PLAYER:
             return
         if player == self.pone:
@@ -375,7 +381,7 @@ class Game:
         self.sequence.append(card)
         self.count += VALUE[card]
         self.last_player = player
-        self.log.append(LogEntry(PLAY, player, cards=(card,)))
+        self.log.append(LogEntry(PLAY, player, 0, (card,)))
         events = _play_events(self.sequence)
         if events and self._award(player, events, PEGGING):
             return

