@@ -9,7 +9,13 @@ import numpy as np
 
 @runtime_checkable
 class Agent(Protocol):
-    """A cribbage policy. ``act`` returns a card id whose ``action_mask`` entry is 1."""
+    """A cribbage policy. ``act`` returns a card id whose ``action_mask`` entry is 1.
+
+    Optional: ``stateless = True`` declares that the action depends only on the observation (and
+    the agent's random stream), never on earlier calls, so evaluation may interleave many games
+    (``training.batch_play``); ``act_batch(observations, masks) -> cards`` acts on many rows at
+    once (e.g. one network forward pass).
+    """
 
     name: str
 
@@ -31,12 +37,21 @@ class RandomAgent:
     """A uniformly random legal card."""
 
     name = "random"
+    stateless = True
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return int(self.rng.choice(legal_cards(action_mask)))
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """A uniformly random legal card per row: the largest of independent uniform draws over
+        the legal cards is equally likely to be any of them."""
+        masks = np.asarray(action_masks)
+        if not masks.any(axis=1).all():
+            raise ValueError("action_mask allows no action in some row")
+        return np.argmax(self.rng.random(masks.shape) * (masks > 0), axis=1)
 
     def reset(self) -> None:
         pass

@@ -46,6 +46,7 @@ MAX_DISCARD_CANDIDATES = 6
 
 class ExpertAgent(StandardAgent):
     name = "expert"
+    stateless = False  # it remembers the opponent's plays of the deal
 
     def __init__(self, seed: int | None = None, sims: int = DEFAULT_SIMS, tolerance: float = 0.5,
                  win_need: int = 31, win_tolerance: float = 0.02,

@@ -310,6 +310,25 @@ class LearnedAgent:
             out = self.net(torch.from_numpy(row)[None])
         return out[0, :ACTION_N].numpy()
 
+    stateless = True
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """``act`` on every row with one forward pass (the same cards as row by row, up to the
+        rounding of a batched matrix product on near ties)."""
+        masks = np.asarray(action_masks)
+        if not masks.any(axis=1).all():
+            raise ValueError("action_mask allows no action in some row")
+        rows = np.stack([network_input(o, m, self.features) for o, m in zip(observations, masks,
+                                                                              strict=True)])
+        with torch.inference_mode():
+            logits = self.net(torch.from_numpy(rows))[:, :ACTION_N].numpy().astype(np.float64)
+        logits[masks == 0] = -np.inf
+        if self.deterministic:
+            return np.argmax(logits, axis=1)
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        return np.array([self.rng.choice(ACTION_N, p=row) for row in p], dtype=np.int64)
+
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         legal = legal_cards(action_mask)
         if legal.size == 1:

@@ -21,6 +21,7 @@ class ScriptedAgent:
     """Base class: subclasses implement ``choose_discard`` and ``choose_play``."""
 
     name = "scripted"
+    stateless = True  # subclasses that remember earlier observations (``observe``) set False
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed

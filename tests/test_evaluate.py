@@ -90,13 +90,15 @@ def test_mean_interval_uses_sample_std_and_limits():
 
 # -- reproducibility --
 
-def test_same_seed_gives_the_same_json_for_any_workers():
-    one = evaluate("random", "random", games=44, seed=11, progress=False)
-    again = evaluate("random", "random", games=44, seed=11, progress=False)
-    parallel = evaluate("random", "random", games=44, seed=11, progress=False, workers=2)
+@pytest.mark.parametrize("engine", ["fast", "game"])
+def test_same_seed_gives_the_same_json_for_any_workers(engine):
+    one = evaluate("random", "random", games=44, seed=11, progress=False, engine=engine)
+    again = evaluate("random", "random", games=44, seed=11, progress=False, engine=engine)
+    parallel = evaluate("random", "random", games=44, seed=11, progress=False, workers=2,
+                        engine=engine)
     assert _stable(one) == _stable(again) == _stable(parallel)
-    assert one.margins == parallel.margins
-    other = evaluate("random", "random", games=44, seed=12, progress=False)
+    assert one.margins == parallel.margins and one.engine == engine
+    other = evaluate("random", "random", games=44, seed=12, progress=False, engine=engine)
     assert other.margins != one.margins  # the seed really drives the games
 
 
@@ -341,3 +343,87 @@ def test_cli_bad_input_exits_2_with_one_line(args, message):
     assert result.exit_code == 2
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+# -- engines: the compiled core for stateless agents, the plain engine otherwise --
+
+class StatelessLowest(LowestCard):
+    stateless = True
+
+
+class StatelessKeeper(HandKeeper):
+    """HandKeeper without the pending discard: it re-derives its pair from the observation."""
+
+    stateless = True
+
+    def act(self, observation, action_mask):
+        view = decode(observation)
+        if len(view.hand) == 5:  # second discard: the rest of the best pair for the six cards
+            self.pending = None
+            six = tuple(sorted(view.hand + view.discards))
+            keeps = [k for k in combinations(six, 4) if view.discards[0] not in k]
+            unseen = [c for c in range(52) if c not in six]
+            hands = np.repeat(np.array(keeps), len(unseen), axis=0)
+            starters = np.tile(np.array(unseen), len(keeps))
+            means = score_hands(hands, starters).reshape(len(keeps), -1).mean(axis=1)
+            keep = keeps[int(np.argmax(means))]
+            return sorted(set(view.hand) - set(keep))[0]
+        return super().act(observation, action_mask)
+
+
+@pytest.mark.parametrize("agents", [(StatelessLowest, StatelessLowest),
+                                    (StatelessKeeper, StatelessLowest)])
+def test_both_engines_play_the_same_games_on_scripted_deals(agents):
+    # Duplicate plans script 40 deals, more than any game here needs, so no random deal is used:
+    # with deterministic agents the compiled core and the plain engine must play identical games.
+    from training.batch_play import play_games
+
+    plans = [game_plan(3, i, duplicate=True) for i in range(6)]
+    fast_games = play_games(agents[0](), agents[1](), plans)
+    for plan, fast_game in zip(plans, fast_games, strict=True):
+        plain = play_game(agents[0](), agents[1](), plan)
+        assert len(plain.records) < 40
+        assert fast_game.scores == plain.scores and fast_game.winner == plain.winner
+        assert len(fast_game.records) == len(plain.records)
+        for ours, theirs in zip(fast_game.records, plain.records, strict=True):
+            assert ours.dealer == theirs.dealer
+            assert [sorted(h) for h in ours.hands] == [sorted(h) for h in theirs.hands]
+            assert ours.starter == theirs.starter and ours.completed == theirs.completed
+            assert [sorted(d) for d in ours.discards] == [sorted(d) for d in theirs.discards]
+            assert (ours.pegging, ours.hand, ours.crib, ours.heels) == (
+                theirs.pegging, theirs.hand, theirs.crib, theirs.heels)
+
+
+def test_auto_engine_is_fast_only_when_both_agents_are_stateless():
+    assert evaluate("random", "greedy", games=4, seed=0, progress=False).engine == "fast"
+    assert evaluate(LowestCard(), "random", games=4, seed=0, progress=False).engine == "game"
+    report = evaluate(StatelessLowest(), "random", games=4, seed=0, progress=False, regret=False)
+    assert report.engine == "fast" and report.to_dict()["engine"] == "fast"
+
+
+def test_fast_engine_refuses_an_agent_with_memory_and_unknown_engines():
+    with pytest.raises(ValueError, match="opponent keeps memory"):
+        evaluate("random", "expert", games=2, seed=0, progress=False, engine="fast")
+    with pytest.raises(ValueError, match="engine must be one of"):
+        evaluate("random", "random", games=2, seed=0, progress=False, engine="turbo")
+
+
+def test_fast_engine_names_the_side_that_chose_an_illegal_card():
+    class Cheat(StatelessLowest):
+        name = "cheat"
+
+        def act(self, observation, action_mask):
+            return int(np.flatnonzero(action_mask == 0)[0])
+
+    with pytest.raises(ValueError, match="opponent 'cheat' chose an illegal card in game"):
+        evaluate("random", Cheat(), games=2, seed=0, progress=False, engine="fast")
+
+
+def test_random_act_batch_draws_legal_cards_uniformly():
+    agent = RandomAgent(seed=0)
+    masks = np.zeros((4000, 52), dtype=np.int8)
+    masks[:, [3, 17, 40]] = 1
+    cards = agent.act_batch(np.zeros((4000, 687), dtype=np.float32), masks)
+    counts = np.bincount(cards, minlength=52)
+    assert counts.sum() == 4000 and set(np.flatnonzero(counts)) == {3, 17, 40}
+    assert all(1200 < counts[c] < 1470 for c in (3, 17, 40))  # 1333 each, about 5 sigma

@@ -113,3 +113,21 @@ def test_mixture_draws_members_by_weight_once_per_episode():
 @pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
 def test_every_shipped_config_is_valid(path):
     assert load_config(path).name == path.stem
+
+
+@pytest.mark.parametrize(("arch", "kwargs"), [("cards", {"features": True}), ("mlp", {"features": False})])
+def test_act_batch_chooses_what_act_chooses_row_by_row(arch, kwargs):
+    torch.manual_seed(0)
+    agent = LearnedAgent(build_network(arch, **kwargs), features=kwargs["features"])
+    rng = np.random.default_rng(1)
+    observations, masks = [], []
+    game = Game(seed=5)
+    while not game.is_over and len(observations) < 64:
+        observations.append(encode(game, game.to_move))
+        masks.append(game.legal_mask())
+        legal = game.legal_actions()
+        game.step(legal[rng.integers(len(legal))])
+    batch = agent.act_batch(np.stack(observations), np.stack(masks))
+    single = [agent.act(o, m) for o, m in zip(observations, masks, strict=True)]
+    assert batch.tolist() == single
+    assert all(m[c] for m, c in zip(masks, batch, strict=True))

@@ -31,12 +31,15 @@ def evaluate(
     json_path: Annotated[Path | None, typer.Option("--json", help="write the report here")] = None,
     duplicate: Annotated[bool, typer.Option(help="play each deal sequence from both seats")] = False,
     workers: Annotated[int, typer.Option(help="worker processes")] = 1,
+    engine: Annotated[str, typer.Option(
+        help="fast: games interleaved on the compiled core (stateless agents only); game: one "
+             "at a time through the plain engine; auto: fast where possible")] = "auto",
 ) -> None:
     """Play AGENT against OPPONENT and report win rate and points per game with 95% intervals."""
     from training.evaluate import evaluate_command
 
     _run(lambda: evaluate_command(agent, opponent, games=games, seed=seed, json_path=json_path,
-                                  duplicate=duplicate, workers=workers))
+                                  duplicate=duplicate, workers=workers, engine=engine))
 
 
 @app.command()

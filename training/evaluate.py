@@ -1,11 +1,16 @@
 """Head-to-head evaluation of two agents: the library behind ``crib evaluate`` and training's
 periodic evaluations.
 
-``evaluate(agent, opponent, games, seed)`` plays ``games`` full games through the rules engine
-(``crib_env.game.Game`` + ``observation.encode``; no env wrapper, for speed) and returns an
+``evaluate(agent, opponent, games, seed)`` plays ``games`` full games (no env wrapper, for speed)
+and returns an
 ``EvaluationReport``: wins, win rate with a Wilson 95% interval, mean final margin (agent minus
 opponent) with a 95% interval, skunks, points per deal by role, discard regret against the exact
 analyzer, and throughput.
+
+Two engines play the games: when both agents are stateless (``agents.base.Agent``), the games of a
+block are played together on the compiled core (``training.batch_play``: one encode call per turn
+for all of them, one ``act_batch`` per side, e.g. one forward pass of a network); otherwise one at
+a time through ``crib_env.game.Game`` + ``observation.encode``. The report names the engine.
 
 How games are laid out (all of it a function of ``seed`` and the game index, never of ``workers``):
 
@@ -53,8 +58,10 @@ from crib_env.cards import DECK
 from crib_env.game import DEFAULT_TARGET, Game, ScriptedDeal
 from crib_env.observation import encode
 
+from .batch_play import is_stateless, play_games
 from .stats import mean_interval, wilson_interval
 
+ENGINES = ("auto", "fast", "game")
 BLOCK_GAMES = 20  # games per unit of work (even, so duplicate pairs never straddle two blocks)
 SCRIPTED_DEALS = 40  # deals drawn up front per duplicate pair; a game rarely needs more than 25
 VOLATILE_KEYS = ("seconds", "games_per_second", "workers")  # the only report keys that vary
@@ -274,19 +281,26 @@ class _Block:
     duplicate: bool
     target: int
     regret: bool
+    engine: str
 
 
-def _run_block(block: _Block, on_game: Callable[[], None] | None = None) -> list[GameResult]:
+def _run_block(block: _Block, on_game: Callable[[int], None] | None = None) -> list[GameResult]:
     agent = _instantiate(block.agent, derive_seed(block.seed, "agent", block.number))
     opponent = _instantiate(block.opponent, derive_seed(block.seed, "opponent", block.number))
     regret_fn = exact_regret_fn() if block.regret else None
+    plans = [game_plan(block.seed, index, block.duplicate)
+             for index in range(block.start, block.stop)]
+    if block.engine == "fast":  # the block's games together on the compiled core
+        games = play_games(agent, opponent, plans, block.target)
+        if on_game is not None:
+            on_game(len(games))
+        return [game_result(game, plan, regret_fn) for game, plan in zip(games, plans, strict=True)]
     results = []
-    for index in range(block.start, block.stop):
-        plan = game_plan(block.seed, index, block.duplicate)
+    for plan in plans:
         game = play_game(agent, opponent, plan, block.target)
         results.append(game_result(game, plan, regret_fn))
         if on_game is not None:
-            on_game()
+            on_game(1)
     return results
 
 
@@ -362,6 +376,7 @@ class EvaluationReport:
     #: mean expected points lost per discard against the exact analyzer, by side; None if the
     #: analyzer is unavailable or regret was switched off
     discard_regret: dict[str, float] | None
+    engine: str = "game"  # "fast" (compiled core, games interleaved) or "game" (plain engine)
     seconds: float = 0.0
     games_per_second: float = 0.0
     workers: int = 1
@@ -384,6 +399,7 @@ class EvaluationReport:
             "seed": self.seed,
             "duplicate": self.duplicate,
             "target": self.target,
+            "engine": self.engine,
             "mean_score": _r(self.mean_score),
             "mean_opponent_score": _r(self.mean_opponent_score),
             "skunks_given": self.skunks_given,
@@ -412,7 +428,7 @@ class EvaluationReport:
 
         mode = "duplicate" if self.duplicate else "seats alternating"
         summary = Table(title=f"{self.agent} vs {self.opponent}: {self.games} games "
-                              f"(seed {self.seed}, {mode}, to {self.target})",
+                              f"(seed {self.seed}, {mode}, to {self.target}, {self.engine} engine)",
                         show_header=False, title_justify="left")
         summary.add_column("figure", style="bold")
         summary.add_column("value", justify="right")
@@ -543,6 +559,7 @@ def evaluate(
     target: int = DEFAULT_TARGET,
     regret: bool = True,
     pool: Executor | None = None,
+    engine: str = "auto",
 ) -> EvaluationReport:
     """Play ``games`` games of ``agent`` against ``opponent`` and report from the agent's side.
 
@@ -551,6 +568,10 @@ def evaluate(
     blocks of games over processes (or over ``pool`` if given, e.g. one pool for a whole
     tournament); the report is the same for any ``workers``. ``regret`` computes discard regret
     with the exact analyzer (costs time per deal). ``progress`` shows a progress bar on stderr.
+    ``engine``: ``"fast"`` plays each block's games together on the compiled core
+    (``training.batch_play``; both agents must be stateless), ``"game"`` one at a time through
+    ``crib_env.game.Game``, ``"auto"`` (default) the first where it can. The two engines deal
+    different random cards, so each gives its own (reproducible) report; it is named in the report.
     Raises ``ValueError`` naming the problem for bad counts and unknown or unreadable agents.
     """
     _check_count("games", games)
@@ -561,14 +582,24 @@ def evaluate(
                          f"seats swapped), got {games}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"seed must be a whole number, got {seed!r}")
+    stateless = []
     for ref in (agent, opponent):
         if isinstance(ref, str):
-            build_agent(ref, seed=0)  # fail here, with a clear message, not inside a worker
+            ref = build_agent(ref, seed=0)  # fail here, with a clear message, not in a worker
         elif not callable(getattr(ref, "act", None)) or not callable(getattr(ref, "reset", None)):
             raise ValueError(f"agent must be a spec string or have act() and reset(), got {ref!r}")
+        stateless.append(is_stateless(ref))
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}; got {engine!r}")
+    if engine == "fast" and not all(stateless):
+        side = SIDES[stateless.index(False)]
+        raise ValueError(f"engine 'fast' interleaves games, so both agents must be stateless; the "
+                         f"{side} keeps memory between decisions (use engine 'game' or 'auto')")
+    if engine == "auto":
+        engine = "fast" if all(stateless) else "game"
 
     blocks = [_Block(b, start, min(start + BLOCK_GAMES, games), agent, opponent, seed, duplicate,
-                     target, regret)
+                     target, regret, engine)
               for b, start in enumerate(range(0, games, BLOCK_GAMES))]
     from tqdm.auto import tqdm
 
@@ -579,7 +610,7 @@ def evaluate(
         if pool is None and (workers == 1 or len(blocks) == 1):
             with _torch_single_thread():
                 for block in blocks:
-                    by_block[block.number] = _run_block(block, on_game=lambda: bar.update(1))
+                    by_block[block.number] = _run_block(block, on_game=bar.update)
         else:
             own = pool is None
             executor = process_pool(min(workers, len(blocks))) if own else pool
@@ -597,6 +628,7 @@ def evaluate(
     results = [r for b in sorted(by_block) for r in by_block[b]]
     report = summarize(results, _agent_name(agent), _agent_name(opponent), seed, duplicate,
                        target, regret)
+    report.engine = engine
     report.seconds = seconds
     report.games_per_second = games / seconds if seconds > 0 else math.inf
     report.workers = workers
@@ -605,12 +637,12 @@ def evaluate(
 
 def evaluate_command(agent: str, opponent: str, games: int, seed: int = 0,
                      json_path: Path | None = None, duplicate: bool = False,
-                     workers: int = 1) -> EvaluationReport:
+                     workers: int = 1, engine: str = "auto") -> EvaluationReport:
     """``crib evaluate``: run ``evaluate`` with a progress bar, print the tables, write the JSON."""
     from rich.console import Console
 
     report = evaluate(agent, opponent, games=games, seed=seed, duplicate=duplicate,
-                      workers=workers, progress=True)
+                      workers=workers, progress=True, engine=engine)
     console = Console()
     report.print(console)
     if json_path is not None:
