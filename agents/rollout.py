@@ -27,7 +27,12 @@ In the simulations both players follow a rollout policy (``POLICY_TACTICS`` by d
 standard tactics of ``agents.pegging.tactic_values``, each player judging from what it has seen), so
 the expert's pegging is a one-step improvement on the standard's. The engine's rules are followed
 exactly (go, 31, last card, the game ending at the target); ``tests/test_rollout.py`` replays the
-rules engine with them.
+rules engine with them. The scoring is ``crib_env.fast``'s, not restated here: pegging points by
+``fast.sequence_points`` over the count sequence's card ids (a hypothetical reply of rank ``r`` is
+written as card id ``r``: only ranks score), the opponent's hand and the crib by
+``fast.show_points``, and the opponent model's expected hand by ``fast.five_rank_points``.
+numba's cache (``cache=True``) is keyed on each file's own text, so after changing those kernels
+delete ``agents/__pycache__``: the kernels here would otherwise keep their compiled copies.
 """
 
 # Inside numba kernels the legacy np.random functions are the supported, seedable generator.
@@ -38,10 +43,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from crib_env.cards import RANK, VALUE
+from crib_env.cards import VALUE, VALUE_ARRAY
+from crib_env.fast import five_rank_points, sequence_points, show_points
 from crib_env.game import Phase
 from crib_env.observation import ObservationView
-from crib_env.scoring import MAX_COUNT, RANK_POINTS, score_hand
+from crib_env.scoring import MAX_COUNT, score_hand
 
 from .analysis import (
     _ALL_SAME,
@@ -60,50 +66,13 @@ POLICY_ROLLOUT = 0  # points now, avoid counts of 5 and 21, lead low; random tie
 POLICY_LOWEST = 1  # lay the lowest legal card id (deterministic; for tests against the engine)
 POLICY_LOOKAHEAD = 2  # points now minus the other's best reply from its (simulated) hand
 POLICY_TACTICS = 3  # the standard tactics (agents.pegging.tactic_values) from each side's view
-_RANK_POINTS = RANK_POINTS.astype(np.int64)
-
-
-@njit(cache=True)
-def _play_points(seq: np.ndarray, n: int, count: int) -> int:
-    """Points for the last of ``seq[:n]`` (ranks, oldest first) at running ``count``."""
-    points = 0
-    if count == 15 or count == 31:
-        points += 2
-    last = seq[n - 1]
-    tail = 1
-    while tail < n and tail < 4 and seq[n - 1 - tail] == last:
-        tail += 1
-    if tail == 2:
-        points += 2
-    elif tail == 3:
-        points += 6
-    elif tail == 4:
-        points += 12
-    for length in range(n, 2, -1):
-        low, high, mask, distinct = 99, -1, 0, True
-        for i in range(n - length, n):
-            r = seq[i]
-            if mask & (1 << r):
-                distinct = False
-                break
-            mask |= 1 << r
-            low = min(low, r)
-            high = max(high, r)
-        if distinct and high - low == length - 1:
-            points += length
-            break
-    return points
-
-
-@njit(cache=True)
-def _value(card: int) -> int:
-    return min(card % 13 + 1, 10)
+_VALUE = VALUE_ARRAY.astype(np.int64)  # counting value by card id
 
 
 @njit(cache=True)
 def _can_play(hand: np.ndarray, size: int, count: int) -> bool:
     for i in range(size):
-        if count + _value(hand[i]) <= 31:
+        if count + _VALUE[hand[i]] <= 31:
             return True
     return False
 
@@ -124,23 +93,24 @@ def _tactic_value(hands: np.ndarray, sizes: np.ndarray, p: int, i: int, seq: np.
                   reply: np.ndarray) -> float:
     """``agents.pegging.tactic_values`` (score mode) of laying ``hands[p, i]``, seen from ``p``:
     ``unseen`` holds the cards ``p`` has not seen by rank (``n_unseen`` in all), ``k`` how many
-    the other player could still lay."""
+    the other player could still lay. Hypothetical cards are written into ``seq`` past ``n``
+    (a reply of rank ``r`` as card id ``r``: only ranks score)."""
     card = hands[p, i]
-    after = count + _value(card)
-    seq[n] = card % 13
-    gain = _play_points(seq, n + 1, after)
+    after = count + _VALUE[card]
+    seq[n] = card
+    gain = sequence_points(seq, 0, n + 1, after)
     if sizes[p] == 1 and sizes[1 - p] == 0 and after != 31:
         gain += 1  # the last card of the hand
-    value = gain + 0.03 * _value(card)
+    value = gain + 0.03 * _VALUE[card]
     if after == 31:
         return value
     fitting = 0
     top = -1
     for r in range(13):
         reply[r] = -1
-        if unseen[r] > 0 and after + min(r + 1, 10) <= 31:
+        if unseen[r] > 0 and after + _VALUE[r] <= 31:
             seq[n + 1] = r
-            reply[r] = _play_points(seq, n + 2, after + min(r + 1, 10))
+            reply[r] = sequence_points(seq, 0, n + 2, after + _VALUE[r])
             fitting += unseen[r]
             top = max(top, reply[r])
     total = _comb(n_unseen, k)
@@ -162,14 +132,14 @@ def _tactic_value(hands: np.ndarray, sizes: np.ndarray, p: int, i: int, seq: np.
             if reply[r] != level or p_level <= 0.0:
                 continue
             chance = p_level * unseen[r] / cards
-            reached = after + min(r + 1, 10)
+            reached = after + _VALUE[r]
             seq[n + 1] = r
             counter = 0
             for j in range(sizes[p]):
-                if j != i and reached + _value(hands[p, j]) <= 31:
-                    seq[n + 2] = hands[p, j] % 13
-                    counter = max(counter, _play_points(seq, n + 3, reached
-                                                        + _value(hands[p, j])))
+                if j != i and reached + _VALUE[hands[p, j]] <= 31:
+                    seq[n + 2] = hands[p, j]
+                    counter = max(counter, sequence_points(seq, 0, n + 3,
+                                                           reached + _VALUE[hands[p, j]]))
             value += chance * (0.5 * counter - level)
         excluded += cards
         none_before = none_after
@@ -186,14 +156,14 @@ def _choose(hands: np.ndarray, sizes: np.ndarray, p: int, seq: np.ndarray, n: in
     other = hands[1 - p]
     legal = 0
     for i in range(sizes[p]):
-        if count + _value(hand[i]) <= 31:
+        if count + _VALUE[hand[i]] <= 31:
             legal += 1
             best = i
     if legal == 1:
         return best
     for i in range(sizes[p]):
         card = hand[i]
-        after = count + _value(card)
+        after = count + _VALUE[card]
         if after > 31:
             continue
         if policy == POLICY_LOWEST:
@@ -203,22 +173,22 @@ def _choose(hands: np.ndarray, sizes: np.ndarray, p: int, seq: np.ndarray, n: in
             score = _tactic_value(hands, sizes, p, i, seq, n, count, unseen[p], n_unseen[p], k,
                                   reply) + 1e-3 * np.random.random()
         else:
-            seq[n] = card % 13
-            score = 4.0 * _play_points(seq, n + 1, after) + np.random.random()
+            seq[n] = card
+            score = 4.0 * sequence_points(seq, 0, n + 1, after) + np.random.random()
             if policy == POLICY_LOOKAHEAD:
                 best_reply = -1
                 if after < 31:
                     for j in range(sizes[1 - p]):
-                        answer = after + _value(other[j])
+                        answer = after + _VALUE[other[j]]
                         if answer <= 31:
-                            seq[n + 1] = other[j] % 13
-                            best_reply = max(best_reply, _play_points(seq, n + 2, answer))
+                            seq[n + 1] = other[j]
+                            best_reply = max(best_reply, sequence_points(seq, 0, n + 2, answer))
                 score -= 4.0 * best_reply if best_reply >= 0 else -2.0
-                score += 0.1 * _value(card)
+                score += 0.1 * _VALUE[card]
             else:
                 if after == 5 or after == 21:
                     score -= 2.0
-                if n == 0 and _value(card) < 5:
+                if n == 0 and _VALUE[card] < 5:
                     score += 0.5
         if score > best_score:
             best, best_score = i, score
@@ -251,10 +221,10 @@ def _play_out(hands: np.ndarray, sizes: np.ndarray, seq: np.ndarray, n: int, cou
         if unseen[o, card % 13] > 0:  # the other player now has seen it
             unseen[o, card % 13] -= 1
             n_unseen[o] -= 1
-        seq[n] = card % 13
+        seq[n] = card
         n += 1
-        count += _value(card)
-        points = _play_points(seq, n, count)
+        count += _VALUE[card]
+        points = sequence_points(seq, 0, n, count)
         if points:
             pegged[p] += points
             scores[p] += points
@@ -290,33 +260,12 @@ def _play_out(hands: np.ndarray, sizes: np.ndarray, seq: np.ndarray, n: int, cou
 
 
 @njit(cache=True)
-def _show(cards: np.ndarray, starter: int, crib: bool, rank_points: np.ndarray) -> int:
-    """Show score of four cards with the starter (same rules as ``crib_env.scoring``)."""
-    ranks = np.empty(5, dtype=np.int64)
-    for i in range(4):
-        ranks[i] = cards[i] % 13
-    ranks[4] = starter % 13
-    for i in range(1, 5):  # insertion sort of five ranks
-        r = ranks[i]
-        j = i - 1
-        while j >= 0 and ranks[j] > r:
-            ranks[j + 1] = ranks[j]
-            j -= 1
-        ranks[j + 1] = r
-    key = 0
-    for i in range(5):
-        key = key * 13 + ranks[i]
-    points = rank_points[key]
-    suit = cards[0] // 13
-    if cards[1] // 13 == suit and cards[2] // 13 == suit and cards[3] // 13 == suit:
-        if starter // 13 == suit:
-            points += 5
-        elif not crib:
-            points += 4
-    for i in range(4):
-        if cards[i] % 13 == 10 and cards[i] // 13 == starter // 13:
-            points += 1
-    return points
+def _card_bits(cards: np.ndarray) -> int:
+    """Bitmask of card ids (the card sets of ``crib_env.fast``)."""
+    bits = 0
+    for c in cards:
+        bits |= 1 << c
+    return bits
 
 
 @njit(cache=True)
@@ -350,8 +299,8 @@ _SPLIT_PAIR = _PAIR_IDX.astype(np.int64)
 
 
 @njit(cache=True)
-def _model_keep(six: np.ndarray, deals: bool, crib_by_ranks: np.ndarray,
-                rank_points: np.ndarray, split_keep: np.ndarray, split_pair: np.ndarray) -> int:
+def _model_keep(six: np.ndarray, deals: bool, crib_by_ranks: np.ndarray, split_keep: np.ndarray,
+                split_pair: np.ndarray) -> int:
     """Index into the 15 discard splits of the discard an expected-value player makes from
     ``six``: expected hand over the 46 starters plus (dealer) or minus (pone) the crib value of
     the two discarded ranks."""
@@ -360,27 +309,14 @@ def _model_keep(six: np.ndarray, deals: bool, crib_by_ranks: np.ndarray,
     for c in six:
         unseen_rank[c % 13] -= 1
         unseen_suit[c // 13] -= 1
-    ranks = np.empty(5, dtype=np.int64)
     best, best_value = 0, -1e9
     for s in range(15):
         total = 0.0
-        for r in range(13):
-            if unseen_rank[r] == 0:
-                continue
-            for i in range(4):
-                ranks[i] = six[split_keep[s, i]] % 13
-            ranks[4] = r
-            for i in range(1, 5):
-                x = ranks[i]
-                j = i - 1
-                while j >= 0 and ranks[j] > x:
-                    ranks[j + 1] = ranks[j]
-                    j -= 1
-                ranks[j + 1] = x
-            key = 0
-            for i in range(5):
-                key = key * 13 + ranks[i]
-            total += unseen_rank[r] * rank_points[key]
+        r0, r1 = six[split_keep[s, 0]] % 13, six[split_keep[s, 1]] % 13
+        r2, r3 = six[split_keep[s, 2]] % 13, six[split_keep[s, 3]] % 13
+        for r in range(13):  # fifteens, pairs and runs with each starter rank
+            if unseen_rank[r] > 0:
+                total += unseen_rank[r] * five_rank_points(r0, r1, r2, r3, r)
         suit = six[split_keep[s, 0]] // 13
         flush = True
         for i in range(4):
@@ -402,9 +338,8 @@ def _model_keep(six: np.ndarray, deals: bool, crib_by_ranks: np.ndarray,
 @njit(cache=True)
 def _sample_opponent(pool: np.ndarray, eligible: np.ndarray, k_opp: int, played: np.ndarray,
                      model: bool, deals: bool, crib_by_ranks: np.ndarray,
-                     rank_points: np.ndarray, split_keep: np.ndarray, split_pair: np.ndarray,
-                     hand: np.ndarray, discards: np.ndarray, picks: np.ndarray,
-                     used: np.ndarray) -> None:
+                     split_keep: np.ndarray, split_pair: np.ndarray, hand: np.ndarray,
+                     discards: np.ndarray, picks: np.ndarray, used: np.ndarray) -> None:
     """Draw the opponent's ``k_opp`` cards still held (into ``hand``) and its two discards (into
     ``discards``) from ``pool``. With ``model``, the opponent's six cards are its played cards plus
     cards drawn from the pool, kept the way an expected-value player would; draws whose kept four
@@ -423,7 +358,7 @@ def _sample_opponent(pool: np.ndarray, eligible: np.ndarray, k_opp: int, played:
                 six[m + i] = picks[i]  # pool indexes for now
             for i in range(m, 6):
                 six[i] = pool[six[i]]
-            s = _model_keep(six, deals, crib_by_ranks, rank_points, split_keep, split_pair)
+            s = _model_keep(six, deals, crib_by_ranks, split_keep, split_pair)
             ok = True
             for i in range(2):  # a played card thrown to the crib: inconsistent
                 if split_pair[s, i] < m:
@@ -469,7 +404,7 @@ def _consistency(kept: np.ndarray, discards: np.ndarray, starter: int, dec_seq: 
                  dec_k: np.ndarray, dec_left: np.ndarray, dec_before: np.ndarray,
                  dec_nbefore: np.ndarray, miss: float, reply: np.ndarray) -> float:
     """Weight of a sampled opponent deal (``kept`` four and ``discards``) given the plays it made:
-    each past decision (row ``d``: count sequence ranks ``dec_seq[d, :dec_n[d]]``, ``dec_count``,
+    each past decision (row ``d``: count sequence cards ``dec_seq[d, :dec_n[d]]``, ``dec_count``,
     the card laid, the player's cards left ``dec_left`` and what the opponent could expect of them
     ``dec_k``, the cards played before it) where the standard tactics, from what the opponent had
     seen, would not have laid that card multiplies the weight by ``miss``."""
@@ -490,7 +425,7 @@ def _consistency(kept: np.ndarray, discards: np.ndarray, starter: int, dec_seq: 
                 m += 1
         legal, actual = 0, -1
         for i in range(m):
-            if dec_count[d] + _value(hands[0, i]) <= 31:
+            if dec_count[d] + _VALUE[hands[0, i]] <= 31:
                 legal += 1
             if hands[0, i] == dec_card[d]:
                 actual = i
@@ -519,7 +454,7 @@ def _consistency(kept: np.ndarray, discards: np.ndarray, starter: int, dec_seq: 
         best = -1e18
         chosen = 0.0
         for i in range(m):
-            if dec_count[d] + _value(hands[0, i]) > 31:
+            if dec_count[d] + _VALUE[hands[0, i]] > 31:
                 continue
             value = _tactic_value(hands, sizes, 0, i, seq, dec_n[d], dec_count[d], unseen,
                                   n_unseen, dec_k[d], reply)
@@ -533,15 +468,14 @@ def _consistency(kept: np.ndarray, discards: np.ndarray, starter: int, dec_seq: 
 
 @njit(cache=True)
 def _rollouts(candidates: np.ndarray, my_hand: np.ndarray, pool: np.ndarray,
-              eligible: np.ndarray, k_opp: int, seq_ranks: np.ndarray, count: int, sims: int,
+              eligible: np.ndarray, k_opp: int, sequence: np.ndarray, count: int, sims: int,
               seed: int, policy: int, with_show: bool, my_show: int, opp_played: np.ndarray,
               starter: int, my_discards: np.ndarray, i_deal: bool, own: int, opp: int,
-              target: int, wins: np.ndarray, rank_points: np.ndarray, opp_went: bool,
-              model: bool, crib_by_ranks: np.ndarray, split_keep: np.ndarray,
-              split_pair: np.ndarray, dec_seq: np.ndarray, dec_n: np.ndarray,
-              dec_count: np.ndarray, dec_card: np.ndarray, dec_k: np.ndarray,
-              dec_left: np.ndarray, dec_before: np.ndarray, dec_nbefore: np.ndarray,
-              miss: float) -> tuple[np.ndarray, np.ndarray]:
+              target: int, wins: np.ndarray, opp_went: bool, model: bool,
+              crib_by_ranks: np.ndarray, split_keep: np.ndarray, split_pair: np.ndarray,
+              dec_seq: np.ndarray, dec_n: np.ndarray, dec_count: np.ndarray, dec_card: np.ndarray,
+              dec_k: np.ndarray, dec_left: np.ndarray, dec_before: np.ndarray,
+              dec_nbefore: np.ndarray, miss: float) -> tuple[np.ndarray, np.ndarray]:
     n_cand = candidates.size
     margin = np.zeros(n_cand)
     win = np.zeros(n_cand)
@@ -565,8 +499,7 @@ def _rollouts(candidates: np.ndarray, my_hand: np.ndarray, pool: np.ndarray,
     np.random.seed(seed)
     for sim in range(sims):  # the same sampled deals for every candidate
         _sample_opponent(pool, eligible, k_opp, opp_played, model, not i_deal, crib_by_ranks,
-                         rank_points, split_keep, split_pair, opp_hands[sim], opp_discards[sim],
-                         picks, used)
+                         split_keep, split_pair, opp_hands[sim], opp_discards[sim], picks, used)
         if miss < 1.0 and dec_card.size:
             for i in range(opp_played.size):
                 opp_kept[i] = opp_played[i]
@@ -585,8 +518,8 @@ def _rollouts(candidates: np.ndarray, my_hand: np.ndarray, pool: np.ndarray,
                 hands[0, i] = my_hand[i]
             for i in range(k_opp):
                 hands[1, i] = opp_hand[i]
-            for i in range(seq_ranks.size):
-                seq[i] = seq_ranks[i]
+            for i in range(sequence.size):
+                seq[i] = sequence[i]
             # What each side has not seen: the player the unseen pool; the opponent the pool
             # less its own cards and discards, plus the player's hand and discards.
             unseen[:, :] = 0
@@ -601,7 +534,7 @@ def _rollouts(candidates: np.ndarray, my_hand: np.ndarray, pool: np.ndarray,
             went[0], went[1] = False, opp_went
             scores[0], scores[1] = own, opp
             pegged[:] = 0
-            winner = _play_out(hands, sizes, seq, seq_ranks.size, count, 0, candidates[c],
+            winner = _play_out(hands, sizes, seq, sequence.size, count, 0, candidates[c],
                                policy, scores, target, pegged, unseen, n_unseen, went, reply)
             margin[c] += weights[sim] * (pegged[0] - pegged[1])
             if not with_show:
@@ -613,8 +546,8 @@ def _rollouts(candidates: np.ndarray, my_hand: np.ndarray, pool: np.ndarray,
                     opp_kept[opp_played.size + i] = opp_hand[i]
                 crib[0], crib[1] = my_discards[0], my_discards[1]
                 crib[2], crib[3] = opp_discards[sim, 0], opp_discards[sim, 1]
-                opp_show = _show(opp_kept, starter, False, rank_points)
-                crib_show = _show(crib, starter, True, rank_points)
+                opp_show = show_points(_card_bits(opp_kept), starter, False)
+                crib_show = show_points(_card_bits(crib), starter, True)
                 dealer = 0 if i_deal else 1
                 pone = 1 - dealer
                 shows = (my_show, opp_show)
@@ -699,7 +632,7 @@ class OpponentPlays:
             before = tuple(c for c in sorted(theirs | mine) if c not in later)
             left = 4 - sum(c in mine for c in before)
             went = i > 0 and seq[i - 1] in theirs  # it laid twice running: the player was out
-            self.rows[card] = (tuple(RANK[c] for c in seq[:i]), sum(VALUE[c] for c in seq[:i]),
+            self.rows[card] = (tuple(seq[:i]), sum(VALUE[c] for c in seq[:i]),
                                0 if went else left, left, before)
 
     def arrays(self) -> tuple[np.ndarray, ...]:
@@ -732,20 +665,19 @@ def rollout_values(view: ObservationView, candidates: list[int], sims: int = 200
     my_show = score_hand(kept, view.starter) if with_show and len(kept) == 4 else 0
     return _rollouts(
         np.array(candidates, dtype=np.int64), np.array(view.hand, dtype=np.int64), pool,
-        eligible, k_opp, np.array([RANK[c] for c in view.sequence], dtype=np.int64), view.count,
+        eligible, k_opp, np.array(view.sequence, dtype=np.int64), view.count,
         sims, seed, policy, with_show, my_show, np.array(view.played_opp, dtype=np.int64),
         -1 if view.starter is None else view.starter,
         np.array(view.discards if len(view.discards) == 2 else (0, 0), dtype=np.int64),
         view.is_dealer, view.own_score, view.opp_score, view.target,
-        win_table(view.target), _RANK_POINTS, view.opp_said_go, model, _CRIB_BY_RANKS,
+        win_table(view.target), view.opp_said_go, model, _CRIB_BY_RANKS,
         _SPLIT_KEEP, _SPLIT_PAIR, *(history or OpponentPlays()).arrays(), miss)
 
 
 @njit(cache=True)
 def _deal_rollouts(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_deal: bool,
                    sims: int, seed: int, policy: int, model: bool, crib_by_ranks: np.ndarray,
-                   rank_points: np.ndarray, split_keep: np.ndarray,
-                   split_pair: np.ndarray) -> np.ndarray:
+                   split_keep: np.ndarray, split_pair: np.ndarray) -> np.ndarray:
     """Mean pegging margin of a whole play for each kept four (rows of ``keeps``, with the
     matching ``discards``): the opponent's six drawn from ``pool`` and kept by the model (or its
     four drawn uniformly), a starter cut from the rest, the play simulated; the same draws for
@@ -770,8 +702,7 @@ def _deal_rollouts(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_
     np.random.seed(seed)
     for sim in range(sims):
         _sample_opponent(pool, eligible, 4, no_cards, model, not i_deal, crib_by_ranks,
-                         rank_points, split_keep, split_pair, opp_hands[sim], opp_discards[sim],
-                         picks, used)
+                         split_keep, split_pair, opp_hands[sim], opp_discards[sim], picks, used)
         while True:  # the starter: any other unseen card
             starter = pool[np.random.randint(pool.size)]
             if starter != opp_discards[sim, 0] and starter != opp_discards[sim, 1] and \
@@ -816,4 +747,4 @@ def keep_pegging(hand6: tuple[int, ...], keeps: list[tuple[int, ...]],
     discards = [[c for c in hand6 if c not in keep] for keep in keeps]
     return _deal_rollouts(np.array(keeps, dtype=np.int64), np.array(discards, dtype=np.int64),
                           np.asarray(unseen, dtype=np.int64), dealer, sims, seed, policy, model,
-                          _CRIB_BY_RANKS, _RANK_POINTS, _SPLIT_KEEP, _SPLIT_PAIR)
+                          _CRIB_BY_RANKS, _SPLIT_KEEP, _SPLIT_PAIR)

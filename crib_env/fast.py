@@ -59,7 +59,10 @@ Kernels (all ``@njit(cache=True)``; call them from Python or from other numba co
 * ``set_deal(S, b, hand0_bits, hand1_bits, starter)``: start a deal with given cards (scripted deals).
 * ``next_deal(S, b)``: continue a single-deal game after DEAL_OVER (dealer alternates).
 * ``encode_obs(S, b, player, out)``: the observation of ``crib_env.observation.encode`` in ``out``.
-* ``show_points(cards_bits, starter, crib)`` and ``peg_points(S, b)`` expose the scorers.
+* ``show_points(cards_bits, starter, crib)`` and ``peg_points(S, b)`` expose the scorers; under them
+  ``five_rank_points(a, b, c, d, e)`` (fifteens, pairs, runs of five ranks) and
+  ``sequence_points(cards, start, n, count)`` (pegging points of any card sequence) are the rule kernels,
+  shared with ``agents.rollout``.
 * ``show_points_batch(hands, starters, crib, out)`` and ``show_distribution(crib)``: batch show scores.
 * ``random_actions(S, out)``: ``random_action`` for every row.
 * ``replay_games(...)``: drive scripted games with recorded actions and trace every step (tests).
@@ -236,18 +239,9 @@ def popcount(bits):
 # -- scoring -----------------------------------------------------------------------------------
 
 @njit(cache=True)
-def show_points(cards, starter, crib):
-    """Show score of four cards (bitmask ``cards``) with ``starter`` (card id); ``crib`` applies the
-    crib flush rule. Same as ``scoring.score_hand``."""
-    bits = cards
-    c0 = _low_card(bits)
-    bits &= bits - 1
-    c1 = _low_card(bits)
-    bits &= bits - 1
-    c2 = _low_card(bits)
-    bits &= bits - 1
-    c3 = _low_card(bits)
-    a, b, c, d, e = _RANK[c0], _RANK[c1], _RANK[c2], _RANK[c3], _RANK[starter]
+def five_rank_points(a, b, c, d, e):
+    """Fifteens, pairs and runs of five ranks (0..12, any order): the show score of four cards and
+    the starter less flush and nobs (the ``scoring.RANK_POINTS`` table)."""
     # sorting network for five values
     if a > b:
         a, b = b, a
@@ -267,7 +261,22 @@ def show_points(cards, starter, crib):
         b, d = d, b
     if b > c:
         b, c = c, b
-    points = np.int64(_RANK_POINTS[(((a * 13 + b) * 13 + c) * 13 + d) * 13 + e])
+    return np.int64(_RANK_POINTS[(((a * 13 + b) * 13 + c) * 13 + d) * 13 + e])
+
+
+@njit(cache=True)
+def show_points(cards, starter, crib):
+    """Show score of four cards (bitmask ``cards``) with ``starter`` (card id); ``crib`` applies the
+    crib flush rule. Same as ``scoring.score_hand``."""
+    bits = cards
+    c0 = _low_card(bits)
+    bits &= bits - 1
+    c1 = _low_card(bits)
+    bits &= bits - 1
+    c2 = _low_card(bits)
+    bits &= bits - 1
+    c3 = _low_card(bits)
+    points = five_rank_points(_RANK[c0], _RANK[c1], _RANK[c2], _RANK[c3], _RANK[starter])
     suit = _SUIT[c0]
     starter_suit = _SUIT[starter]
     if cards & _SUIT_BITS[suit] == cards:
@@ -307,17 +316,19 @@ def show_distribution(crib):
     return counts
 
 
-@njit(cache=True)
-def peg_points(S, b):
-    """Points earned by the last card of row ``b``'s count sequence (fifteen, 31, pairs, runs;
-    not go / last card). Same as ``scoring.score_play``."""
-    n = S[b, SEQ_LEN]
-    last_rank = _RANK[S[b, SEQ + n - 1]]
+@njit(cache=True, inline="always")
+def sequence_points(cards, start, n, count):
+    """Points earned by the last of the ``n`` cards ``cards[start:start + n]`` (card ids, oldest
+    first; only their ranks count) at the running ``count``: fifteen, 31, pairs, runs (not go /
+    last card). Same as ``scoring.score_play``; the pegging rule of ``peg_points`` and of
+    ``agents.rollout``. Inlined into its callers (numba IR inlining): called out of line it would
+    cost ``peg_points`` about 20%."""
+    end = start + n - 1
+    last_rank = _RANK[cards[end]]
     tail = 1
-    while tail < n and tail < 4 and _RANK[S[b, SEQ + n - 1 - tail]] == last_rank:
+    while tail < n and tail < 4 and _RANK[cards[end - tail]] == last_rank:
         tail += 1
     points = _SET_POINTS[tail]
-    count = S[b, COUNT]
     if count == 15:
         points += 2
     if count == _MAX_COUNT:
@@ -328,7 +339,7 @@ def peg_points(S, b):
     lo = 99
     hi = -1
     for k in range(1, n + 1):
-        r = _RANK[S[b, SEQ + n - k]]
+        r = _RANK[cards[end + 1 - k]]
         if seen & (1 << r):
             break  # a repeated rank: no longer tail can be a run
         seen |= 1 << r
@@ -337,6 +348,13 @@ def peg_points(S, b):
         if k >= 3 and hi - lo == k - 1:
             best = k
     return points + best
+
+
+@njit(cache=True)
+def peg_points(S, b):
+    """Points earned by the last card of row ``b``'s count sequence (fifteen, 31, pairs, runs;
+    not go / last card). Same as ``scoring.score_play``."""
+    return sequence_points(S[b], SEQ, S[b, SEQ_LEN], S[b, COUNT])
 
 
 # -- rules -------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from crib_env import fast
 from crib_env.cards import parse_card, parse_cards
 from crib_env.game import IllegalActionError, Phase
 from crib_env.observation import OBS_SIZE, decode, encode
+from crib_env.scoring import score_hand, score_play
 from crib_env.vector import CribbageVectorEnv
 
 
@@ -267,3 +268,44 @@ def test_columns_by_name():
     assert (games.column("NHAND", 0) == 6).all()
     with pytest.raises(ValueError, match="unknown column 'SCOREZ'"):
         games.column("SCOREZ")
+
+
+# -- the shared scoring kernels (also used by agents.rollout) ----------------------------------
+
+def test_sequence_points_match_score_play_at_any_offset():
+    """``sequence_points`` scores the last of ``n`` cards starting anywhere in a buffer, and only
+    ranks count: a card of rank r may be written as card id r (the rollout's hypothetical replies)."""
+    rng = np.random.default_rng(11)
+    buffer = np.full(24, 51, dtype=np.int64)
+    checked = 0
+    while checked < 5000:
+        deck = rng.permutation(52)
+        seq, count = [], 0
+        for card in deck[:8]:
+            value = min(card % 13 + 1, 10)
+            if count + value > 31:
+                break
+            seq.append(int(card))
+            count += value
+            start = int(rng.integers(0, 24 - len(seq) + 1))
+            buffer[start:start + len(seq)] = seq
+            expected = score_play(seq)
+            assert fast.sequence_points(buffer, start, len(seq), count) == expected, seq
+            buffer[start:start + len(seq)] = [c % 13 for c in seq]
+            assert fast.sequence_points(buffer, start, len(seq), count) == expected, seq
+            checked += 1
+
+
+def test_show_points_and_five_rank_points_match_score_hand():
+    rng = np.random.default_rng(12)
+    for _ in range(3000):
+        *hand, starter = (int(c) for c in rng.choice(52, 5, replace=False))
+        crib = bool(rng.random() < 0.5)
+        assert fast.show_points(fast.bits_of(hand), starter, crib) == score_hand(hand, starter, crib)
+        # the ranks alone: fifteens, pairs and runs, in any order (the show less flush and nobs)
+        suits = {c // 13 for c in hand}
+        flush = 0 if len(suits) > 1 else 5 if starter // 13 in suits else 0 if crib else 4
+        nobs = any(c % 13 == 10 and c // 13 == starter // 13 for c in hand)
+        ranks = [c % 13 for c in (*hand, starter)]
+        for order in (ranks, ranks[::-1], sorted(ranks)):
+            assert fast.five_rank_points(*order) == score_hand(hand, starter, crib) - flush - nobs

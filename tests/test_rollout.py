@@ -12,17 +12,14 @@ from agents.endgame import win_table
 from agents.pegging import Board, opponent_cards_left, tactic_values
 from agents.rollout import (
     _CRIB_BY_RANKS,
-    _RANK_POINTS,
     _SPLIT_KEEP,
     _SPLIT_PAIR,
     POLICY_LOWEST,
     OpponentPlays,
     _consistency,
     _model_keep,
-    _play_points,
     _rollouts,
     _sample_opponent,
-    _show,
     _tactic_value,
     go_count,
     opponent_pool,
@@ -31,28 +28,7 @@ from agents.standard import StandardAgent
 from crib_env.cards import RANK, VALUE, parse_cards
 from crib_env.game import Game, Phase
 from crib_env.observation import decode, encode
-from crib_env.scoring import score_hand, score_play
-
-
-def test_play_points_match_score_play():
-    rng = random.Random(1)
-    for _ in range(3000):
-        n = rng.randint(1, 8)
-        cards = rng.sample(range(52), n)
-        count = sum(min(c % 13 + 1, 10) for c in cards)
-        if count > 31:
-            continue
-        ranks = np.array([RANK[c] for c in cards], dtype=np.int64)
-        assert _play_points(ranks, n, count) == score_play(cards), cards
-
-
-def test_show_matches_score_hand():
-    rng = random.Random(2)
-    for _ in range(3000):
-        *hand, starter = rng.sample(range(52), 5)
-        crib = rng.random() < 0.5
-        assert _show(np.array(hand, dtype=np.int64), starter, crib, _RANK_POINTS) == \
-            score_hand(hand, starter, crib)
+from crib_env.scoring import score_hand
 
 
 def lowest_card(game: Game) -> int:
@@ -92,11 +68,11 @@ def test_rollout_with_the_true_hand_replays_the_engine(target):
             got_margin, got_win = _rollouts(
                 np.array([lowest_card(game)], dtype=np.int64), np.array(view.hand, dtype=np.int64),
                 pool, np.arange(len(pool)) < len(opp_hand), len(opp_hand),
-                np.array([RANK[c] for c in view.sequence], dtype=np.int64), view.count, 1, 0,
+                np.array(view.sequence, dtype=np.int64), view.count, 1, 0,
                 POLICY_LOWEST, True, score_hand(kept, view.starter),
                 np.array(view.played_opp, dtype=np.int64), view.starter,
                 np.array(view.discards, dtype=np.int64), view.is_dealer, start[me],
-                start[1 - me], target, win_table(target), _RANK_POINTS, view.opp_said_go, False,
+                start[1 - me], target, win_table(target), view.opp_said_go, False,
                 _CRIB_BY_RANKS, _SPLIT_KEEP, _SPLIT_PAIR, *OpponentPlays().arrays(), 1.0)
             if truth.is_over and len(truth.records) == start_deal:
                 expected = 1.0 if truth.winner == me else 0.0
@@ -158,7 +134,7 @@ def test_rollout_tactics_policy_matches_the_standard_tactics():
                 hands[0, :len(view.hand)] = view.hand
                 sizes = np.array([len(view.hand), view.opp_cards_left], dtype=np.int64)
                 seq = np.zeros(16, dtype=np.int64)
-                seq[:len(view.sequence)] = [RANK[c] for c in view.sequence]
+                seq[:len(view.sequence)] = view.sequence
                 for card in legal:
                     got = _tactic_value(hands, sizes, 0, view.hand.index(card), seq,
                                         len(view.sequence), view.count, unseen, len(view.unseen),
@@ -181,8 +157,8 @@ def test_opponent_model_keeps_what_an_expected_value_player_keeps():
         crib = np.array([_CRIB_BY_RANKS[RANK[a], RANK[b]] for a, b in
                          (table.discard(i) for i in range(15))])
         value = hand + (crib if deals else -crib)
-        s = _model_keep(np.array(six, dtype=np.int64), deals, _CRIB_BY_RANKS, _RANK_POINTS,
-                        _SPLIT_KEEP, _SPLIT_PAIR)
+        s = _model_keep(np.array(six, dtype=np.int64), deals, _CRIB_BY_RANKS, _SPLIT_KEEP,
+                        _SPLIT_PAIR)
         assert value[s] == pytest.approx(value.max())
 
 
@@ -194,12 +170,12 @@ def test_modelled_opponent_hands_hold_its_played_cards_and_only_unseen_cards():
         pool = np.array(deck[2:40], dtype=np.int64)  # unseen by the player
         hand, discards = np.zeros(4, dtype=np.int64), np.zeros(2, dtype=np.int64)
         _sample_opponent(pool, np.ones(pool.size, dtype=np.bool_), 2, played, True, True,
-                         _CRIB_BY_RANKS, _RANK_POINTS, _SPLIT_KEEP, _SPLIT_PAIR, hand, discards,
+                         _CRIB_BY_RANKS, _SPLIT_KEEP, _SPLIT_PAIR, hand, discards,
                          np.arange(pool.size), np.zeros(pool.size, dtype=np.bool_))
         drawn = set(hand[:2].tolist()) | set(discards.tolist())
         assert len(drawn) == 4 and drawn <= set(pool.tolist())
         six = np.array([*played, *hand[:2], *discards], dtype=np.int64)
-        s = _model_keep(six, True, _CRIB_BY_RANKS, _RANK_POINTS, _SPLIT_KEEP, _SPLIT_PAIR)
+        s = _model_keep(six, True, _CRIB_BY_RANKS, _SPLIT_KEEP, _SPLIT_PAIR)
         assert {int(six[i]) for i in _SPLIT_PAIR[s]} == set(discards.tolist())
 
 
