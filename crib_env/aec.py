@@ -59,6 +59,9 @@ dealer; `env.unwrapped.game` the rules engine itself (do not hand it to agents).
 `infos[agent]` holds `events`: what happened since just before that agent's previous action
 (plays, goes said, go / 31 / fifteen ... with points and cards, shows), as dicts; `go`: the agents
 who said go in that window; `phase`; `scores`; and at the end `summary` (winner, margin, skunk).
+Each agent's info is built the first time it is read after a step (`last()` reads only the
+mover's), and the same dict is returned until the next step. The event dicts are shared between
+steps and agents: treat them as read-only.
 
 ### Version history
 

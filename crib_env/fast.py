@@ -85,7 +85,15 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .cards import JACK, N_CARDS, N_RANKS, RANK_ARRAY, SUIT_ARRAY, VALUE_ARRAY
-from .game import DEFAULT_TARGET, DISCARDS_PER_PLAYER, HAND_SIZE, Game, IllegalActionError, Phase
+from .game import (
+    DEFAULT_TARGET,
+    DISCARDS_PER_PLAYER,
+    HAND_SIZE,
+    DealRecord,
+    Game,
+    IllegalActionError,
+    Phase,
+)
 from .observation import COUNT_SCALE, OBS_SIZE, SCORE_SCALE, SLICES
 from .scoring import MAX_COUNT, RANK_POINTS, SET_POINTS
 
@@ -897,16 +905,27 @@ def to_game(S: np.ndarray, b: int) -> Game:
     if game.starter is not None:
         game.crib = game.discards[pone] + game.discards[dealer]
         game.kept = [sorted(game.hands[p] + game.played[p]) for p in (0, 1)]
-    rec = game.record
-    rec.hands = (tuple(cards_of(row[DEALT])), tuple(cards_of(row[DEALT + 1])))
-    rec.starter = row[NEXT_STARTER]
-    rec.discards = (list(game.discards[0]), list(game.discards[1]))
-    rec.pegging = [row[PEG], row[PEG + 1]]
-    rec.hand = [row[HAND_PTS], row[HAND_PTS + 1]]
-    rec.crib = row[CRIB_PTS]
-    rec.heels = row[HEELS_PTS]
-    rec.completed = bool(row[COMPLETED])
+    game.record = deal_record(S, b)
+    game.records = [game.record]
     return game
+
+
+def deal_record(S: np.ndarray, b: int) -> DealRecord:
+    """Row ``b``'s current deal as the plain engine records it (cards dealt, discards, points by
+    category, whether the show was completed)."""
+    row = [int(x) for x in S[b]]
+    return DealRecord(
+        number=row[DEAL_NO] - 1,
+        dealer=row[DEALER],
+        hands=(tuple(cards_of(row[DEALT])), tuple(cards_of(row[DEALT + 1]))),
+        starter=row[NEXT_STARTER],
+        discards=(cards_of(row[DISC]), cards_of(row[DISC + 1])),
+        pegging=[row[PEG], row[PEG + 1]],
+        heels=row[HEELS_PTS],
+        hand=[row[HAND_PTS], row[HAND_PTS + 1]],
+        crib=row[CRIB_PTS],
+        completed=bool(row[COMPLETED]),
+    )
 
 
 _ERRORS = {ERR_OVER: "the game is over", ERR_DEAL_OVER: "the deal is over: call next_deal()",

@@ -49,23 +49,6 @@ def _start_scripted_deal(S: np.ndarray, b: int, deal: ScriptedDeal) -> None:
     fast.set_deal(S, b, fast.bits_of(deal.hands[0]), fast.bits_of(deal.hands[1]), deal.starter)
 
 
-def _deal_record(S: np.ndarray, b: int) -> DealRecord:
-    """The finished (or cut short) deal of row ``b`` as the plain engine records it."""
-    row = [int(x) for x in S[b]]
-    return DealRecord(
-        number=row[fast.DEAL_NO] - 1,
-        dealer=row[fast.DEALER],
-        hands=(tuple(fast.cards_of(row[fast.DEALT])), tuple(fast.cards_of(row[fast.DEALT + 1]))),
-        starter=row[fast.NEXT_STARTER],
-        discards=(fast.cards_of(row[fast.DISC]), fast.cards_of(row[fast.DISC + 1])),
-        pegging=[row[fast.PEG], row[fast.PEG + 1]],
-        heels=row[fast.HEELS_PTS],
-        hand=[row[fast.HAND_PTS], row[fast.HAND_PTS + 1]],
-        crib=row[fast.CRIB_PTS],
-        completed=bool(row[fast.COMPLETED]),
-    )
-
-
 def play_games(agent: Any, opponent: Any, plans: Sequence[GamePlan],
                target: int = DEFAULT_TARGET) -> list[Game]:
     """Play the games of ``plans`` together (see the module docstring); both agents must be
@@ -97,7 +80,7 @@ def play_games(agent: Any, opponent: Any, plans: Sequence[GamePlan],
         for b in np.flatnonzero(S[:, fast.PHASE] >= fast.P_DEAL_OVER):
             if games[b] is not None:
                 continue
-            records[b].append(_deal_record(S, b))
+            records[b].append(fast.deal_record(S, b))
             if S[b, fast.PHASE] == fast.P_GAME_OVER:
                 game = fast.to_game(S, b)
                 game.records = records[b]
