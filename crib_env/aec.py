@@ -82,7 +82,7 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 from .cards import CARD_NAMES, N_CARDS, card_str
-from .game import DISCARD, SAID_GO, Game, IllegalActionError, LogEntry, Phase
+from .game import DISCARD, SAID_GO, Game, IllegalActionError, Phase
 from .observation import OBS_SIZE, OBSERVATION_VERSION, encode
 from .render import render_board
 
@@ -93,6 +93,7 @@ RENDER_MODES = ("ansi", "human")
 ENV_NAME = f"cribbage_v{OBSERVATION_VERSION}"
 PHASE_NAMES = tuple(phase.name.lower() for phase in sorted(Phase))  # indexed by the phase value
 PLAYER_OF = {agent: player for player, agent in enumerate(AGENTS)}
+_DEAL_OVER, _GAME_OVER = Phase.DEAL_OVER, Phase.GAME_OVER  # module constants: read on every step
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -162,7 +163,7 @@ class CribbageWrapper(wrappers.OrderEnforcingWrapper):
         agent = raw.agent_selection
         dead = raw.terminations[agent] or raw.truncations[agent]
         # Discrete(52).contains, without its numpy overhead on every step
-        in_bounds = (isinstance(action, (int, np.integer)) and not isinstance(action, bool)
+        in_bounds = ((type(action) is int or isinstance(action, np.integer))
                      and 0 <= action < N_CARDS)
         assert (action is None and dead) or in_bounds, (
             f"action {action!r} is outside the action space Discrete(52) of {agent}")
@@ -310,17 +311,17 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         cumulative = self._cumulative_rewards
         cumulative[agent] = 0.0
         phase = game.phase
-        done = phase == Phase.GAME_OVER or phase == Phase.DEAL_OVER
+        done = phase >= _DEAL_OVER  # deal over or game over
         if self.reward_mode == "points":
             margin = (game.scores[0] - score_0) - (game.scores[1] - score_1)
             reward_0 = float(margin)
-        elif phase == Phase.GAME_OVER:
+        elif not done:
+            reward_0 = 0.0
+        elif phase == _GAME_OVER:
             reward_0 = 1.0 if game.winner == 0 else -1.0
-        elif phase == Phase.DEAL_OVER:
+        else:
             record = game.records[-1]
             reward_0 = float(np.sign(record.points(0) - record.points(1)))
-        else:
-            reward_0 = 0.0
         reward_1 = -reward_0 if reward_0 else 0.0
         self.rewards = {AGENTS[0]: reward_0, AGENTS[1]: reward_1}
         # PettingZoo's _accumulate_rewards, inline: this runs on every step
@@ -370,7 +371,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         windows, goes = self._windows, self._goes
         for index in range(self._log_seen, len(log)):
             entry = log[index]
-            event = _entry_dict(entry)
+            cards = entry.cards  # _entry_dict, inline: this loop runs on every step
+            event = {"kind": entry.kind,
+                     "player": None if entry.player is None else AGENTS[entry.player],
+                     "points": entry.points,
+                     "cards": _ONE_CARD_NAMES[cards[0]] if len(cards) == 1 else _card_names(cards)}
+            if entry.detail:
+                event["detail"] = entry.detail
             if entry.kind == DISCARD:
                 windows[entry.player].append(event)
                 continue
@@ -432,14 +439,8 @@ def _summary(game: Game) -> dict[str, Any]:
 _ONE_CARD_NAMES = tuple((name,) for name in CARD_NAMES)  # most events name a single card
 
 
-def _entry_dict(entry: LogEntry) -> dict[str, Any]:
-    cards = entry.cards
-    names = _ONE_CARD_NAMES[cards[0]] if len(cards) == 1 else tuple([CARD_NAMES[c] for c in cards])
-    event = {"kind": entry.kind, "player": None if entry.player is None else AGENTS[entry.player],
-             "points": entry.points, "cards": names}
-    if entry.detail:
-        event["detail"] = entry.detail
-    return event
+def _card_names(cards: tuple[int, ...]) -> tuple[str, ...]:
+    return tuple([CARD_NAMES[c] for c in cards])
 
 
 def _check_choice(name: str, value: Any, allowed: tuple) -> None:

@@ -52,6 +52,12 @@ class Phase(IntEnum):
     GAME_OVER = 3
 
 
+# The members as module constants: a global read costs a sixth of an enum attribute read, and the
+# engine compares phases on every step.
+_DISCARD_PHASE, _PLAY_PHASE, _DEAL_OVER_PHASE, _GAME_OVER_PHASE = (
+    Phase.DISCARD, Phase.PLAY, Phase.DEAL_OVER, Phase.GAME_OVER)
+
+
 # Log entry kinds that are not score events (those use the kinds in scoring.EVENT_KINDS).
 CUT_FOR_DEAL = "cut for deal"
 DEAL = "deal"
@@ -186,7 +192,7 @@ class Game:
         self.log: list[LogEntry] = []
         self.records: list[DealRecord] = []
         self.winner: int | None = None
-        self.phase = Phase.DISCARD
+        self.phase = _DISCARD_PHASE
         if first_dealer is None:
             first_dealer = self._cut_for_deal()
         self.dealer = first_dealer
@@ -224,13 +230,13 @@ class Game:
         self.count = 0
         self.said_go = [False, False]
         self.last_player: int | None = None
-        self.phase = Phase.DISCARD
+        self.phase = _DISCARD_PHASE
         self.to_move = self.pone
         self.log.append(LogEntry(DEAL, self.dealer))
 
     def next_deal(self) -> None:
         """Continue a ``single_deal`` game after ``Phase.DEAL_OVER`` with the next deal."""
-        if self.phase != Phase.DEAL_OVER:
+        if self.phase != _DEAL_OVER_PHASE:
             raise IllegalActionError(f"next_deal() is only allowed after a deal's show, "
                                      f"phase is {self.phase.name}")
         self.dealer = 1 - self.dealer
@@ -244,7 +250,7 @@ class Game:
 
     @property
     def is_over(self) -> bool:
-        return self.phase == Phase.GAME_OVER
+        return self.phase == _GAME_OVER_PHASE
 
     @property
     def loser(self) -> int | None:
@@ -268,18 +274,23 @@ class Game:
         return False
 
     def legal_actions(self) -> list[int]:
-        """Card ids the player to move may choose (empty once the deal or game is over)."""
-        if self.phase == Phase.DISCARD:
-            return sorted(self.hands[self.to_move])
-        if self.phase == Phase.PLAY:
+        """Card ids the player to move may choose, ascending (empty once the deal or game is
+        over)."""
+        return sorted(self._legal_cards())
+
+    def _legal_cards(self) -> list[int]:
+        """The rule behind ``legal_actions``, in hand order."""
+        if self.phase == _DISCARD_PHASE:
+            return self.hands[self.to_move]
+        if self.phase == _PLAY_PHASE:
             room = MAX_COUNT - self.count
-            return sorted(c for c in self.hands[self.to_move] if VALUE[c] <= room)
+            return [c for c in self.hands[self.to_move] if VALUE[c] <= room]
         return []
 
     def legal_mask(self) -> np.ndarray:
         """``legal_actions`` as an int8 mask of 52 entries (1 = legal)."""
         mask = np.zeros(N_CARDS, dtype=np.int8)
-        for card in self.legal_actions():  # scalar stores: cheaper than one fancy-index store
+        for card in self._legal_cards():  # scalar stores: cheaper than one fancy-index store
             mask[card] = 1
         return mask
 
@@ -292,10 +303,10 @@ class Game:
     def check_action(self, card: Any, player: int | None = None) -> int:
         """Return ``card`` as an id if the rules allow it now, else raise ``IllegalActionError``
         saying why."""
-        if self.phase == Phase.GAME_OVER:
+        if self.phase == _GAME_OVER_PHASE:
             raise IllegalActionError(f"the game is over (player {self.winner} won "
                                      f"{self.scores[0]}-{self.scores[1]})")
-        if self.phase == Phase.DEAL_OVER:
+        if self.phase == _DEAL_OVER_PHASE:
             raise IllegalActionError("the deal is over: call next_deal() to continue")
         if player is not None and player != self.to_move:
             raise IllegalActionError(f"not player {player}'s turn: player {self.to_move} to move")
@@ -306,10 +317,10 @@ class Game:
                 raise IllegalActionError(str(err)) from err
         hand = self.hands[self.to_move]
         if card not in hand:
-            verb = "discard" if self.phase == Phase.DISCARD else "play"
+            verb = "discard" if self.phase == _DISCARD_PHASE else "play"
             raise IllegalActionError(f"player {self.to_move} cannot {verb} {card_str(card)}: not in "
                                      f"hand ({cards_str(sorted(hand))})")
-        if self.phase == Phase.PLAY and self.count + VALUE[card] > MAX_COUNT:
+        if self.phase == _PLAY_PHASE and self.count + VALUE[card] > MAX_COUNT:
             raise IllegalActionError(f"{card_str(card)} would take the count from {self.count} "
                                      f"to {self.count + VALUE[card]}, past 31")
         return card
@@ -317,7 +328,7 @@ class Game:
     def step(self, card: int | str, player: int | None = None) -> None:
         """Apply the move of the player to move (``player``, if given, must be that player)."""
         card = self.check_action(card, player)
-        if self.phase == Phase.DISCARD:
+        if self.phase == _DISCARD_PHASE:
             self._discard(card)
         else:
             self._play(card)
@@ -349,7 +360,7 @@ class Game:
             self.log.append(LogEntry(event.kind, player, credited, event.cards))
         if self.scores[player] >= self.target:
             self.winner = player
-            self.phase = Phase.GAME_OVER
+            self.phase = _GAME_OVER_PHASE
             self.log.append(LogEntry(GAME_OVER, player, detail=f"{self.scores[0]}-{self.scores[1]}"))
             return True
         return False
@@ -369,7 +380,7 @@ class Game:
         self.kept = [list(self.hands[0]), list(self.hands[1])]
         self.starter = self._next_starter
         self.log.append(LogEntry(STARTER, self.dealer, cards=(self.starter,)))
-        self.phase = Phase.PLAY
+        self.phase = _PLAY_PHASE
         self.to_move = self.pone  # pone leads
         if RANK[self.starter] == JACK:
             self._award(self.dealer, [ScoreEvent(HEELS, 2, (self.starter,))], HEELS)
@@ -427,7 +438,7 @@ class Game:
                 return
         self.record.completed = True
         if self.single_deal:
-            self.phase = Phase.DEAL_OVER
+            self.phase = _DEAL_OVER_PHASE
         else:
             self.dealer = 1 - self.dealer
             self._start_deal()

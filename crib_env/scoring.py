@@ -287,8 +287,10 @@ def show_score_distribution(crib: bool = False) -> np.ndarray:
 
 def _play_parts(sequence: Sequence[int]) -> tuple[int, int, int]:
     """(count, same-rank tail length, run length) for the last card of ``sequence``."""
+    n = len(sequence)
+    if n == 1:  # a lead: no pair, no run, and a count of at most 10
+        return VALUE[sequence[0]], 1, 0
     ranks = [RANK[c] for c in sequence]
-    n = len(ranks)
     last_rank = ranks[-1]
     tail = 1
     while tail < n and tail < 4 and ranks[-1 - tail] == last_rank:
