@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from play_sequences import random_count_sequences
 
 from crib_env import fast
 from crib_env.cards import parse_card, parse_cards
@@ -277,23 +278,13 @@ def test_sequence_points_match_score_play_at_any_offset():
     ranks count: a card of rank r may be written as card id r (the rollout's hypothetical replies)."""
     rng = np.random.default_rng(11)
     buffer = np.full(24, 51, dtype=np.int64)
-    checked = 0
-    while checked < 5000:
-        deck = rng.permutation(52)
-        seq, count = [], 0
-        for card in deck[:8]:
-            value = min(card % 13 + 1, 10)
-            if count + value > 31:
-                break
-            seq.append(int(card))
-            count += value
-            start = int(rng.integers(0, 24 - len(seq) + 1))
-            buffer[start:start + len(seq)] = seq
-            expected = score_play(seq)
-            assert fast.sequence_points(buffer, start, len(seq), count) == expected, seq
-            buffer[start:start + len(seq)] = [c % 13 for c in seq]
-            assert fast.sequence_points(buffer, start, len(seq), count) == expected, seq
-            checked += 1
+    for seq, count in random_count_sequences(rng, 5000):
+        start = int(rng.integers(0, 24 - len(seq) + 1))
+        buffer[start:start + len(seq)] = seq
+        expected = score_play(seq)
+        assert fast.sequence_points(buffer, start, len(seq), count) == expected, seq
+        buffer[start:start + len(seq)] = [c % 13 for c in seq]
+        assert fast.sequence_points(buffer, start, len(seq), count) == expected, seq
 
 
 def test_show_points_and_five_rank_points_match_score_hand():

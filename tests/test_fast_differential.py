@@ -13,6 +13,7 @@ import random
 
 import numpy as np
 import pytest
+from play_sequences import random_count_sequences
 
 from crib_env import fast, fast_check
 from crib_env.game import Game, Phase
@@ -126,21 +127,11 @@ def test_show_scores_of_all_hands_match_the_rules_distribution():
 def test_pegging_points_match_score_play_on_100000_sequences():
     rng = np.random.default_rng(3)
     S = fast.new_state(1)
-    checked = 0
-    while checked < 100_000:
-        deck = rng.permutation(52)
-        seq, count = [], 0
-        for card in deck[:8]:
-            value = min(card % 13 + 1, 10)
-            if count + value > 31:
-                break
-            seq.append(int(card))
-            count += value
-            S[0, fast.SEQ:fast.SEQ + len(seq)] = seq
-            S[0, fast.SEQ_LEN] = len(seq)
-            S[0, fast.COUNT] = count
-            assert fast.peg_points(S, 0) == score_play(seq), seq
-            checked += 1
+    for seq, count in random_count_sequences(rng, 100_000):
+        S[0, fast.SEQ:fast.SEQ + len(seq)] = seq
+        S[0, fast.SEQ_LEN] = len(seq)
+        S[0, fast.COUNT] = count
+        assert fast.peg_points(S, 0) == score_play(seq), seq
 
 
 def test_100000_random_games_end_with_one_winner_on_the_target():
