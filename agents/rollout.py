@@ -25,14 +25,19 @@ candidates are not drowned in deal noise.
 
 In the simulations both players follow a rollout policy (``POLICY_TACTICS`` by default: the
 standard tactics of ``agents.pegging.tactic_values``, each player judging from what it has seen), so
-the expert's pegging is a one-step improvement on the standard's. The engine's rules are followed
-exactly (go, 31, last card, the game ending at the target); ``tests/test_rollout.py`` replays the
-rules engine with them. The scoring is ``crib_env.fast``'s, not restated here: pegging points by
-``fast.sequence_points`` over the count sequence's card ids (a hypothetical reply of rank ``r`` is
-written as card id ``r``: only ranks score), the opponent's hand and the crib by
-``fast.show_points``, and the opponent model's expected hand by ``fast.five_rank_points``.
-numba's cache (``cache=True``) is keyed on each file's own text, so after changing those kernels
-delete ``agents/__pycache__``: the kernels here would otherwise keep their compiled copies.
+the expert's pegging is a one-step improvement on the standard's. Only the policy lives here: the
+rules are ``crib_env.fast``'s. Each simulation copies the position (``play_position``: the view as
+one fast state row, the player as player 0) into a scratch row, fills in the sampled opponent hand
+and discards, and steps it with ``fast.apply_action`` (go, 31, count restart, last card, the game
+ending at the target, then the show: pone's hand, the dealer's, the crib, stopping at the target);
+``keep_pegging`` deals its rows with ``fast.set_deal`` and the four discards. The margin is read off
+the row's ``PEG`` columns, except that the points of a card that wins the game count in full (the
+row's scores stop at the target). ``tests/test_rollout.py`` replays the rules engine with it. The
+policy scores with fast's kernels too: pegging points by ``fast.sequence_points`` over the count
+sequence's card ids (a hypothetical reply of rank ``r`` is written as card id ``r``: only ranks
+score) and the opponent model's expected hand by ``fast.five_rank_points``. numba's cache
+(``cache=True``) is keyed on each file's own text, so after changing fast's kernels delete
+``agents/__pycache__``: the kernels here would otherwise keep their compiled copies.
 """
 
 # Inside numba kernels the legacy np.random functions are the supported, seedable generator.
@@ -44,10 +49,39 @@ import numpy as np
 from numba import njit
 
 from crib_env.cards import VALUE, VALUE_ARRAY
-from crib_env.fast import five_rank_points, sequence_points, show_points
+from crib_env.fast import (
+    COUNT,
+    DEALER,
+    DISC,
+    HAND,
+    N_FIELDS,
+    NDISC,
+    NHAND,
+    OK,
+    P_GAME_OVER,
+    P_PLAY,
+    PEG,
+    PHASE,
+    PLAYED,
+    SAID_GO,
+    SCORE,
+    SEQ,
+    SEQ_LEN,
+    STARTER,
+    TARGET,
+    TO_MOVE,
+    WINNER,
+    apply_action,
+    bits_of,
+    five_rank_points,
+    nth_card,
+    peg_points,
+    sequence_points,
+    set_deal,
+)
 from crib_env.game import Phase
 from crib_env.observation import ObservationView
-from crib_env.scoring import MAX_COUNT, score_hand
+from crib_env.scoring import MAX_COUNT
 
 from .analysis import (
     _ALL_SAME,
@@ -67,14 +101,6 @@ POLICY_LOWEST = 1  # lay the lowest legal card id (deterministic; for tests agai
 POLICY_LOOKAHEAD = 2  # points now minus the other's best reply from its (simulated) hand
 POLICY_TACTICS = 3  # the standard tactics (agents.pegging.tactic_values) from each side's view
 _VALUE = VALUE_ARRAY.astype(np.int64)  # counting value by card id
-
-
-@njit(cache=True)
-def _can_play(hand: np.ndarray, size: int, count: int) -> bool:
-    for i in range(size):
-        if count + _VALUE[hand[i]] <= 31:
-            return True
-    return False
 
 
 @njit(cache=True)
@@ -148,9 +174,10 @@ def _tactic_value(hands: np.ndarray, sizes: np.ndarray, p: int, i: int, seq: np.
 
 @njit(cache=True)
 def _choose(hands: np.ndarray, sizes: np.ndarray, p: int, seq: np.ndarray, n: int, count: int,
-            policy: int, unseen: np.ndarray, n_unseen: np.ndarray, went: np.ndarray,
+            policy: int, unseen: np.ndarray, n_unseen: np.ndarray, other_went: bool,
             reply: np.ndarray) -> int:
-    """Index into ``hands[p]`` of the card the rollout policy lays (one must fit)."""
+    """Index into ``hands[p]`` of the card the rollout policy lays (one must fit); ``other_went``:
+    the other player has said go in this count sequence."""
     best, best_score = -1, -1e9
     hand = hands[p]
     other = hands[1 - p]
@@ -169,7 +196,7 @@ def _choose(hands: np.ndarray, sizes: np.ndarray, p: int, seq: np.ndarray, n: in
         if policy == POLICY_LOWEST:
             score = -float(card)
         elif policy == POLICY_TACTICS:
-            k = 0 if went[1 - p] else sizes[1 - p]
+            k = 0 if other_went else sizes[1 - p]
             score = _tactic_value(hands, sizes, p, i, seq, n, count, unseen[p], n_unseen[p], k,
                                   reply) + 1e-3 * np.random.random()
         else:
@@ -196,17 +223,21 @@ def _choose(hands: np.ndarray, sizes: np.ndarray, p: int, seq: np.ndarray, n: in
 
 
 @njit(cache=True)
-def _play_out(hands: np.ndarray, sizes: np.ndarray, seq: np.ndarray, n: int, count: int,
-              to_move: int, forced: int, policy: int, scores: np.ndarray, target: int,
-              pegged: np.ndarray, unseen: np.ndarray, n_unseen: np.ndarray, went: np.ndarray,
-              reply: np.ndarray) -> int:
-    """Play the rest of the deal's play as ``crib_env.game.Game`` does; return the player who
-    reached ``target`` (-1 if none). ``forced``: the card ``to_move`` lays first (-1: policy).
-    ``unseen[p]`` / ``n_unseen[p]``: what player p has not seen, by rank (tactics policy);
-    ``went[p]``: p has said go in this count sequence."""
-    while True:
-        p = to_move
+def _play_out(S: np.ndarray, hands: np.ndarray, sizes: np.ndarray, seq: np.ndarray, forced: int,
+              policy: int, unseen: np.ndarray, n_unseen: np.ndarray, reply: np.ndarray) -> int:
+    """Finish the play of row 0 of ``S`` (a ``crib_env.fast`` row in the play phase) with fast's
+    rules (``apply_action``: go, 31, last card, the game ending at the target, the show after the
+    last card), the rollout policy choosing every card. Player 0 is the player. Policy state:
+    ``hands[p, :sizes[p]]`` the cards of the row's ``HAND + p`` in the order the policy weighs them;
+    ``seq[:SEQ_LEN]`` the row's count sequence (scratch past it); ``unseen[p]`` / ``n_unseen[p]``
+    what p has not seen, by rank (tactics policy). ``forced``: the card the player to move lays first
+    (-1: policy). Returns the points the last card pegged past the target when it won the game (the
+    row's scores stop at the target), else 0."""
+    before = 0
+    while S[0, PHASE] == P_PLAY:
+        p = S[0, TO_MOVE]
         o = 1 - p
+        n = S[0, SEQ_LEN]
         idx = -1
         if forced >= 0:
             for i in range(sizes[p]):
@@ -214,7 +245,8 @@ def _play_out(hands: np.ndarray, sizes: np.ndarray, seq: np.ndarray, n: int, cou
                     idx = i
             forced = -1
         else:
-            idx = _choose(hands, sizes, p, seq, n, count, policy, unseen, n_unseen, went, reply)
+            idx = _choose(hands, sizes, p, seq, n, S[0, COUNT], policy, unseen, n_unseen,
+                          S[0, SAID_GO + o] != 0, reply)
         card = hands[p, idx]
         hands[p, idx] = hands[p, sizes[p] - 1]
         sizes[p] -= 1
@@ -222,41 +254,12 @@ def _play_out(hands: np.ndarray, sizes: np.ndarray, seq: np.ndarray, n: int, cou
             unseen[o, card % 13] -= 1
             n_unseen[o] -= 1
         seq[n] = card
-        n += 1
-        count += _VALUE[card]
-        points = sequence_points(seq, 0, n, count)
-        if points:
-            pegged[p] += points
-            scores[p] += points
-            if scores[p] >= target:
-                return p
-        if sizes[0] == 0 and sizes[1] == 0:
-            if count != 31:
-                pegged[p] += 1
-                scores[p] += 1
-                if scores[p] >= target:
-                    return p
-            return -1
-        if count == 31:
-            n, count = 0, 0
-            went[0], went[1] = False, False
-            to_move = o if sizes[o] > 0 else p
-            continue
-        if _can_play(hands[o], sizes[o], count):
-            to_move = o
-            continue
-        if sizes[o] > 0:
-            went[o] = True
-        if _can_play(hands[p], sizes[p], count):
-            to_move = p
-            continue
-        pegged[p] += 1  # the go
-        scores[p] += 1
-        if scores[p] >= target:
-            return p
-        n, count = 0, 0
-        went[0], went[1] = False, False
-        to_move = o if sizes[o] > 0 else p
+        before = S[0, SCORE + p]
+        if apply_action(S, 0, card) != OK:
+            raise ValueError("a rollout card that is not legal")
+    if S[0, PHASE] == P_GAME_OVER:
+        return max(0, before + peg_points(S, 0) - S[0, TARGET])
+    return 0
 
 
 @njit(cache=True)
@@ -467,34 +470,35 @@ def _consistency(kept: np.ndarray, discards: np.ndarray, starter: int, dec_seq: 
 
 
 @njit(cache=True)
-def _rollouts(candidates: np.ndarray, my_hand: np.ndarray, pool: np.ndarray,
-              eligible: np.ndarray, k_opp: int, sequence: np.ndarray, count: int, sims: int,
-              seed: int, policy: int, with_show: bool, my_show: int, opp_played: np.ndarray,
-              starter: int, my_discards: np.ndarray, i_deal: bool, own: int, opp: int,
-              target: int, wins: np.ndarray, opp_went: bool, model: bool,
+def _rollouts(candidates: np.ndarray, position: np.ndarray, my_hand: np.ndarray, pool: np.ndarray,
+              eligible: np.ndarray, k_opp: int, opp_played: np.ndarray, sims: int, seed: int,
+              policy: int, with_show: bool, wins: np.ndarray, model: bool,
               crib_by_ranks: np.ndarray, split_keep: np.ndarray, split_pair: np.ndarray,
               dec_seq: np.ndarray, dec_n: np.ndarray, dec_count: np.ndarray, dec_card: np.ndarray,
               dec_k: np.ndarray, dec_left: np.ndarray, dec_before: np.ndarray,
               dec_nbefore: np.ndarray, miss: float) -> tuple[np.ndarray, np.ndarray]:
+    """``rollout_values`` from ``position`` (``play_position``); ``my_hand`` the player's cards
+    in the order the policy weighs them, ``opp_played`` the opponent's in the order laid."""
     n_cand = candidates.size
     margin = np.zeros(n_cand)
     win = np.zeros(n_cand)
+    S = np.zeros((1, N_FIELDS), dtype=np.int64)
     hands = np.zeros((2, 4), dtype=np.int64)
     sizes = np.zeros(2, dtype=np.int64)
     seq = np.zeros(16, dtype=np.int64)
-    scores = np.zeros(2, dtype=np.int64)
-    pegged = np.zeros(2, dtype=np.int64)
     unseen = np.zeros((2, 13), dtype=np.int64)
     n_unseen = np.zeros(2, dtype=np.int64)
-    went = np.zeros(2, dtype=np.bool_)
     reply = np.zeros(13, dtype=np.int64)
     picks = np.arange(pool.size)
     used = np.zeros(pool.size, dtype=np.bool_)
     opp_hands = np.zeros((sims, 4), dtype=np.int64)
     opp_discards = np.zeros((sims, 2), dtype=np.int64)
     opp_kept = np.zeros(4, dtype=np.int64)
-    crib = np.zeros(4, dtype=np.int64)
+    i_deal = position[DEALER] == 0
+    starter = position[STARTER]
+    target = position[TARGET]
     next_deal = 0 if i_deal else 1  # whether the player deals the next deal
+    n_disc = position[NDISC]
     weights = np.ones(sims)
     np.random.seed(seed)
     for sim in range(sims):  # the same sampled deals for every candidate
@@ -512,14 +516,19 @@ def _rollouts(candidates: np.ndarray, my_hand: np.ndarray, pool: np.ndarray,
         np.random.seed(seed + 1)
         for sim in range(sims):
             opp_hand = opp_hands[sim]
+            S[0] = position  # the sampled deal: the opponent's hand and discards drawn
+            S[0, HAND + 1] = _card_bits(opp_hand[:k_opp])
+            S[0, NHAND + 1] = k_opp
+            S[0, DISC + 1] = _card_bits(opp_discards[sim])
+            S[0, NDISC + 1] = 2
             sizes[0] = my_hand.size
             sizes[1] = k_opp
             for i in range(my_hand.size):
                 hands[0, i] = my_hand[i]
             for i in range(k_opp):
                 hands[1, i] = opp_hand[i]
-            for i in range(sequence.size):
-                seq[i] = sequence[i]
+            for i in range(S[0, SEQ_LEN]):
+                seq[i] = S[0, SEQ + i]
             # What each side has not seen: the player the unseen pool; the opponent the pool
             # less its own cards and discards, plus the player's hand and discards.
             unseen[:, :] = 0
@@ -528,47 +537,52 @@ def _rollouts(candidates: np.ndarray, my_hand: np.ndarray, pool: np.ndarray,
             _rank_counts(opp_hand, k_opp, -1, unseen[1])
             _rank_counts(opp_discards[sim], 2, -1, unseen[1])
             _rank_counts(my_hand, my_hand.size, 1, unseen[1])
-            _rank_counts(my_discards, my_discards.size, 1, unseen[1])
+            for i in range(n_disc):
+                unseen[1, nth_card(position[DISC], i) % 13] += 1
             n_unseen[0] = pool.size
-            n_unseen[1] = pool.size - k_opp - 2 + my_hand.size + my_discards.size
-            went[0], went[1] = False, opp_went
-            scores[0], scores[1] = own, opp
-            pegged[:] = 0
-            winner = _play_out(hands, sizes, seq, sequence.size, count, 0, candidates[c],
-                               policy, scores, target, pegged, unseen, n_unseen, went, reply)
-            margin[c] += weights[sim] * (pegged[0] - pegged[1])
+            n_unseen[1] = pool.size - k_opp - 2 + my_hand.size + n_disc
+            past = _play_out(S, hands, sizes, seq, candidates[c], policy, unseen, n_unseen, reply)
+            winner = S[0, WINNER]
+            pegged = S[0, PEG] - S[0, PEG + 1] + (past if winner == 0 else -past)
+            margin[c] += weights[sim] * pegged
             if not with_show:
                 continue
-            if winner < 0:
-                for i in range(opp_played.size):
-                    opp_kept[i] = opp_played[i]
-                for i in range(k_opp):
-                    opp_kept[opp_played.size + i] = opp_hand[i]
-                crib[0], crib[1] = my_discards[0], my_discards[1]
-                crib[2], crib[3] = opp_discards[sim, 0], opp_discards[sim, 1]
-                opp_show = show_points(_card_bits(opp_kept), starter, False)
-                crib_show = show_points(_card_bits(crib), starter, True)
-                dealer = 0 if i_deal else 1
-                pone = 1 - dealer
-                shows = (my_show, opp_show)
-                scores[pone] += shows[pone]
-                if scores[pone] >= target:
-                    winner = pone
-                else:
-                    scores[dealer] += shows[dealer]
-                    if scores[dealer] >= target:
-                        winner = dealer
-                    else:
-                        scores[dealer] += crib_show
-                        if scores[dealer] >= target:
-                            winner = dealer
             if winner == 0:
                 win[c] += weights[sim]
             elif winner < 0:
-                win[c] += weights[sim] * wins[min(scores[0], target - 1),
-                                              min(scores[1], target - 1), next_deal]
+                win[c] += weights[sim] * wins[min(S[0, SCORE], target - 1),
+                                              min(S[0, SCORE + 1], target - 1), next_deal]
     total = weights.sum()
     return margin / total, win / total
+
+
+def play_position(view: ObservationView) -> np.ndarray:
+    """The deal as ``view``'s player knows it, as one ``crib_env.fast`` state row (int64,
+    ``N_FIELDS``) in the play phase, the player as player 0 and to move: hands, cards laid, the
+    count sequence, goes, scores, target, dealer, starter and the player's discards. The
+    opponent's hand and discards are left empty: each simulation draws them."""
+    if view.starter is None or len(view.discards) != 2:
+        raise ValueError("rollouts need a view of the play (starter cut, discards made)")
+    row = np.zeros(N_FIELDS, dtype=np.int64)
+    row[HAND] = bits_of(view.hand)
+    row[NHAND] = len(view.hand)
+    row[PLAYED] = bits_of(view.played_own)
+    row[PLAYED + 1] = bits_of(view.played_opp)
+    row[DISC] = bits_of(view.discards)
+    row[NDISC] = len(view.discards)
+    row[SCORE] = view.own_score
+    row[SCORE + 1] = view.opp_score
+    row[SEQ:SEQ + len(view.sequence)] = view.sequence
+    row[SEQ_LEN] = len(view.sequence)
+    row[COUNT] = view.count
+    row[SAID_GO + 1] = int(view.opp_said_go)
+    row[STARTER] = view.starter
+    row[TO_MOVE] = 0
+    row[DEALER] = 0 if view.is_dealer else 1
+    row[PHASE] = P_PLAY
+    row[WINNER] = -1
+    row[TARGET] = view.target
+    return row
 
 
 def go_count(view: ObservationView) -> int | None:
@@ -654,24 +668,17 @@ def rollout_values(view: ObservationView, candidates: list[int], sims: int = 200
                    seed: int = 0, with_show: bool = False, policy: int = POLICY_TACTICS,
                    model: bool = True, history: OpponentPlays | None = None,
                    miss: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """``(margin, win)`` arrays over ``candidates`` (cards in the player's hand that fit), see the
-    module docstring; ``win`` is all zero unless ``with_show`` (which needs the starter).
+    """``(margin, win)`` arrays over ``candidates`` (cards in the player's hand that fit) from a view
+    of the play, see the module docstring; ``win`` is all zero unless ``with_show``.
     With ``history`` and ``miss < 1``, each sampled deal is weighted by ``miss`` for every past
     play of the opponent the standard tactics would not have made with those cards."""
     pool, eligible = opponent_pool(view)
-    k_opp = view.opp_cards_left
-    with_show = with_show and view.starter is not None and len(view.discards) == 2
-    kept = list(view.hand) + list(view.played_own)
-    my_show = score_hand(kept, view.starter) if with_show and len(kept) == 4 else 0
     return _rollouts(
-        np.array(candidates, dtype=np.int64), np.array(view.hand, dtype=np.int64), pool,
-        eligible, k_opp, np.array(view.sequence, dtype=np.int64), view.count,
-        sims, seed, policy, with_show, my_show, np.array(view.played_opp, dtype=np.int64),
-        -1 if view.starter is None else view.starter,
-        np.array(view.discards if len(view.discards) == 2 else (0, 0), dtype=np.int64),
-        view.is_dealer, view.own_score, view.opp_score, view.target,
-        win_table(view.target), view.opp_said_go, model, _CRIB_BY_RANKS,
-        _SPLIT_KEEP, _SPLIT_PAIR, *(history or OpponentPlays()).arrays(), miss)
+        np.array(candidates, dtype=np.int64), play_position(view),
+        np.array(view.hand, dtype=np.int64), pool, eligible, view.opp_cards_left,
+        np.array(view.played_opp, dtype=np.int64), sims, seed, policy, with_show,
+        win_table(view.target), model, _CRIB_BY_RANKS, _SPLIT_KEEP, _SPLIT_PAIR,
+        *(history or OpponentPlays()).arrays(), miss)
 
 
 @njit(cache=True)
@@ -683,14 +690,13 @@ def _deal_rollouts(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_
     four drawn uniformly), a starter cut from the rest, the play simulated; the same draws for
     every row."""
     margin = np.zeros(keeps.shape[0])
+    S = np.zeros((1, N_FIELDS), dtype=np.int64)
+    dealer = 0 if i_deal else 1
     hands = np.zeros((2, 4), dtype=np.int64)
     sizes = np.zeros(2, dtype=np.int64)
     seq = np.zeros(16, dtype=np.int64)
-    scores = np.zeros(2, dtype=np.int64)
-    pegged = np.zeros(2, dtype=np.int64)
     unseen = np.zeros((2, 13), dtype=np.int64)
     n_unseen = np.zeros(2, dtype=np.int64)
-    went = np.zeros(2, dtype=np.bool_)
     reply = np.zeros(13, dtype=np.int64)
     picks = np.arange(pool.size)
     used = np.zeros(pool.size, dtype=np.bool_)
@@ -729,13 +735,21 @@ def _deal_rollouts(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_
             _rank_counts(discards[row], 2, 1, unseen[1])
             n_unseen[0] = pool.size - 1
             n_unseen[1] = pool.size - 1
-            went[:] = False
             sizes[0], sizes[1] = 4, 4
-            scores[:] = 0
-            pegged[:] = 0
-            _play_out(hands, sizes, seq, 0, 0, 1 if i_deal else 0, -1, policy, scores, 1 << 30,
-                      pegged, unseen, n_unseen, went, reply)
-            margin[row] += pegged[0] - pegged[1]
+            # The deal by the rules: both sixes and the starter, pone's discards, the dealer's, the
+            # cut; no target (a game never ends in the play).
+            S[0, :] = 0
+            S[0, DEALER] = dealer
+            S[0, WINNER] = -1
+            S[0, TARGET] = 1 << 30
+            set_deal(S, 0, _card_bits(keeps[row]) | _card_bits(discards[row]),
+                     _card_bits(opp_hands[sim]) | _card_bits(opp_discards[sim]), starters[sim])
+            for d in range(2):
+                apply_action(S, 0, discards[row, d] if dealer == 1 else opp_discards[sim, d])
+            for d in range(2):
+                apply_action(S, 0, discards[row, d] if dealer == 0 else opp_discards[sim, d])
+            _play_out(S, hands, sizes, seq, -1, policy, unseen, n_unseen, reply)
+            margin[row] += S[0, PEG] - S[0, PEG + 1]
     return margin / sims
 
 

@@ -75,7 +75,9 @@ Simulations (what a search agent does with this): copy the position into ``k`` r
 (the opponent's ``HAND + opp`` bits with ``NHAND + opp``, its ``DISC + opp``, and ``NEXT_STARTER``
 before the cut), reseed each row with ``seed_row``, then ``playout_random(S, i, True)`` and read
 ``PEG``, ``HAND_PTS``, ``CRIB_PTS`` and ``SCORE`` of every row (about 25 million moves a second
-in one kernel call; about a microsecond per call from Python).
+in one kernel call; about a microsecond per call from Python). ``agents.rollout`` (the expert's
+pegging simulations) does this with its own policy choosing the cards: a scratch row per simulation,
+stepped by ``apply_action`` through the play and the show.
 """
 
 from __future__ import annotations

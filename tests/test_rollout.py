@@ -23,12 +23,14 @@ from agents.rollout import (
     _tactic_value,
     go_count,
     opponent_pool,
+    play_position,
+    rollout_values,
 )
 from agents.standard import StandardAgent
+from crib_env import fast
 from crib_env.cards import RANK, VALUE, parse_cards
 from crib_env.game import Game, Phase
-from crib_env.observation import decode, encode
-from crib_env.scoring import score_hand
+from crib_env.observation import ObservationView, decode, encode
 
 
 def lowest_card(game: Game) -> int:
@@ -47,7 +49,8 @@ def play_phase_positions(seed: int, target: int):
 @pytest.mark.parametrize("target", [121, 31])
 def test_rollout_with_the_true_hand_replays_the_engine(target):
     """Given the opponent's real cards and the engine's lowest-card policy for both players, one
-    rollout reproduces the engine's pegging margin and, with the show, who wins the game."""
+    rollout (crib_env.fast's rules on the view's play_position row) reproduces the engine's pegging
+    margin and, with the show, who wins the game."""
     checked = 0
     for seed in range(12):
         for game in play_phase_positions(seed, target):
@@ -57,23 +60,19 @@ def test_rollout_with_the_true_hand_replays_the_engine(target):
             pool = np.array(opp_hand + opp_discards, dtype=np.int64)
             start_deal = len(game.records)
             truth = game.clone()
-            start = list(truth.scores)
             peg_start = list(truth.record.pegging)
             while truth.phase == Phase.PLAY:
                 truth.step(lowest_card(truth))
             record = truth.records[start_deal - 1]
             margin = (record.pegging[me] - peg_start[me]) - (record.pegging[1 - me]
                                                                - peg_start[1 - me])
-            kept = list(view.hand) + list(view.played_own)
             got_margin, got_win = _rollouts(
-                np.array([lowest_card(game)], dtype=np.int64), np.array(view.hand, dtype=np.int64),
-                pool, np.arange(len(pool)) < len(opp_hand), len(opp_hand),
-                np.array(view.sequence, dtype=np.int64), view.count, 1, 0,
-                POLICY_LOWEST, True, score_hand(kept, view.starter),
-                np.array(view.played_opp, dtype=np.int64), view.starter,
-                np.array(view.discards, dtype=np.int64), view.is_dealer, start[me],
-                start[1 - me], target, win_table(target), view.opp_said_go, False,
-                _CRIB_BY_RANKS, _SPLIT_KEEP, _SPLIT_PAIR, *OpponentPlays().arrays(), 1.0)
+                np.array([lowest_card(game)], dtype=np.int64), play_position(view),
+                np.array(view.hand, dtype=np.int64), pool,
+                np.arange(len(pool)) < len(opp_hand), len(opp_hand),
+                np.array(view.played_opp, dtype=np.int64), 1, 0, POLICY_LOWEST, True,
+                win_table(target), False, _CRIB_BY_RANKS, _SPLIT_KEEP, _SPLIT_PAIR,
+                *OpponentPlays().arrays(), 1.0)
             if truth.is_over and len(truth.records) == start_deal:
                 expected = 1.0 if truth.winner == me else 0.0
             else:
@@ -84,6 +83,46 @@ def test_rollout_with_the_true_hand_replays_the_engine(target):
             assert got_win[0] == pytest.approx(expected)
             checked += 1
     assert checked > 100
+
+
+def test_play_position_is_the_engines_row_seen_from_the_player():
+    """The view's row is the engine's row with the players seated so the viewer is player 0, less
+    what the viewer cannot see (the opponent's hand and discards) and the bookkeeping columns."""
+    own = ("HAND", "PLAYED", "DISC", "NDISC", "NHAND", "SCORE", "SAID_GO")
+    shared = ("SEQ_LEN", "COUNT", "STARTER", "PHASE", "WINNER", "TARGET")
+    checked = 0
+    for seed in range(6):
+        for game in play_phase_positions(seed, 121):
+            me = game.to_move
+            row = play_position(decode(encode(game, me)))
+            S = fast.new_state(1)
+            fast.load_game(S, 0, game)
+            for name in own:
+                col = fast.COLUMNS[name]
+                assert row[col] == S[0, col + me], name
+                if name in ("PLAYED", "SCORE", "SAID_GO"):
+                    assert row[col + 1] == S[0, col + 1 - me], name
+            for name in shared:
+                assert row[fast.COLUMNS[name]] == S[0, fast.COLUMNS[name]], name
+            assert row[fast.HAND + 1] == row[fast.DISC + 1] == row[fast.NHAND + 1] == 0
+            n = S[0, fast.SEQ_LEN]
+            assert list(row[fast.SEQ:fast.SEQ + n]) == list(S[0, fast.SEQ:fast.SEQ + n])
+            assert row[fast.TO_MOVE] == 0 and row[fast.DEALER] == int(game.dealer != me)
+            checked += 1
+    assert checked > 50
+
+
+def test_a_card_that_wins_the_game_counts_its_points_in_full():
+    """At 120 of 121, a five on a king makes fifteen: the game is won mid-play, and the margin
+    counts both points (the fast row's score stops at the target)."""
+    five, king = parse_cards("5H KC")
+    view = ObservationView(
+        hand=tuple(parse_cards("5H 2D 3C")), discards=tuple(parse_cards("AS 4D")),
+        starter=parse_cards("6S")[0], played_own=(), played_opp=(king,), sequence=(king,),
+        count=10, phase=Phase.PLAY, is_dealer=True, own_score=120, opp_score=50, target=121,
+        opp_cards_left=3, opp_said_go=False)
+    margin, win = rollout_values(view, [five], sims=5, with_show=True, policy=POLICY_LOWEST)
+    assert margin[0] == 2.0 and win[0] == 1.0
 
 
 def test_opponent_hand_is_drawn_from_unseen_cards_that_did_not_fit_at_its_go():
