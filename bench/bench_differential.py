@@ -4,10 +4,10 @@ Plays ``--games`` random-legal games with ``crib_env.game.Game`` (targets cyclin
 ``--targets``, so games also end on heels, mid-play and mid-show), replays each game's deals and
 moves through ``fast.replay_games`` and compares the two after every move (scores, back pegs, player
 to move, count, phase, dealer, sequence length, go flags, legal cards, winner, deal number) and per
-deal (pegging, heels, hand, crib points). The suite runs the same check on 4,000 games
-(``tests/test_fast_differential.py``); this is the full 100,000-game run.
+deal (pegging, heels, hand, crib points). The suite runs the same check on 100,000 games
+(``tests/test_fast_differential.py``); this runs ten times as many by default.
 
-Run: ``.venv/bin/python bench/bench_differential.py [--games 100000] [--workers 2]``
+Run: ``.venv/bin/python bench/bench_differential.py [--games 1000000] [--workers 2]``
 Exit status 1 if any disagreement is found.
 """
 
@@ -38,7 +38,7 @@ def check_chunk(args: tuple[int, int, tuple[int, ...]]) -> tuple[int, int, int, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=100_000)
+    parser.add_argument("--games", type=int, default=1_000_000)
     parser.add_argument("--chunk", type=int, default=2_000, help="games per work item")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--seed", type=int, default=1_000_000)
