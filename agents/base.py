@@ -49,9 +49,11 @@ class RandomAgent:
         """A uniformly random legal card per row: the largest of independent uniform draws over
         the legal cards is equally likely to be any of them."""
         masks = np.asarray(action_masks)
+        if masks.ndim != 2:
+            raise ValueError(f"action_masks must have shape (rows, 52), got {masks.shape}")
         if not masks.any(axis=1).all():
             raise ValueError("action_mask allows no action in some row")
-        return np.argmax(self.rng.random(masks.shape) * (masks > 0), axis=1)
+        return np.argmax(np.where(masks > 0, self.rng.random(masks.shape), -1.0), axis=1)
 
     def reset(self) -> None:
         pass

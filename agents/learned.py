@@ -313,9 +313,14 @@ class LearnedAgent:
     stateless = True
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """``act`` on every row with one forward pass (the same cards as row by row, up to the
-        rounding of a batched matrix product on near ties)."""
+        """``act`` on every row with one forward pass. Deterministic agents choose the same cards
+        as row by row (up to the rounding of a batched matrix product on near ties); sampling
+        agents draw from the same distributions but consume their random stream differently."""
         masks = np.asarray(action_masks)
+        if masks.ndim != 2 or masks.shape[1] != ACTION_N:
+            raise ValueError(f"action_masks must have shape (rows, {ACTION_N}), got {masks.shape}")
+        if len(masks) == 0:
+            return np.zeros(0, dtype=np.int64)
         if not masks.any(axis=1).all():
             raise ValueError("action_mask allows no action in some row")
         rows = np.stack([network_input(o, m, self.features) for o, m in zip(observations, masks,

@@ -21,7 +21,14 @@ class ScriptedAgent:
     """Base class: subclasses implement ``choose_discard`` and ``choose_play``."""
 
     name = "scripted"
-    stateless = True  # subclasses that remember earlier observations (``observe``) set False
+    #: decides from the observation alone; a subclass that overrides ``observe`` or ``reset``
+    #: (memory) is made stateful unless it sets ``stateless`` itself (``__init_subclass__``)
+    stateless = True
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "stateless" not in cls.__dict__ and ("observe" in cls.__dict__ or "reset" in cls.__dict__):
+            cls.stateless = False
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed

@@ -163,7 +163,8 @@ class CribbageWrapper(wrappers.OrderEnforcingWrapper):
         agent = raw.agent_selection
         dead = raw.terminations[agent] or raw.truncations[agent]
         # Discrete(52).contains, without its numpy overhead on every step
-        in_bounds = ((type(action) is int or isinstance(action, np.integer))
+        in_bounds = ((type(action) is int  # the common case first
+                      or (isinstance(action, (int, np.integer)) and not isinstance(action, bool)))
                      and 0 <= action < N_CARDS)
         assert (action is None and dead) or in_bounds, (
             f"action {action!r} is outside the action space Discrete(52) of {agent}")

@@ -278,3 +278,16 @@ def test_env_warns_on_unknown_reset_option():
         warnings.simplefilter("always")
         env.reset(seed=0, options={"first_deler": "player_0"})
     assert any("first_deler" in str(w.message) for w in caught)
+
+
+def test_int_subclass_actions_are_in_bounds_and_bools_are_not():
+    from enum import IntEnum
+
+    env = crib_env.env()
+    env.reset(seed=3)
+    card = int(np.flatnonzero(env.last()[0]["action_mask"])[0])
+    Card = IntEnum("Card", {"chosen": card})
+    env.step(Card.chosen)  # an int, as Discrete(52).contains says
+    assert env.unwrapped.game.log[-1].cards == (card,)
+    with pytest.raises(AssertionError, match="outside the action space"):
+        env.step(True)

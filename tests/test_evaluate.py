@@ -418,6 +418,30 @@ def test_fast_engine_names_the_side_that_chose_an_illegal_card():
     with pytest.raises(ValueError, match="opponent 'cheat' chose an illegal card in game"):
         evaluate("random", Cheat(), games=2, seed=0, progress=False, engine="fast")
 
+    class Negative(StatelessLowest):
+        name = "negative"
+
+        def act(self, observation, action_mask):
+            return -1  # read by the compiled core as "no move": must be an error, not a stall
+
+    with pytest.raises(ValueError, match=r"agent .negative. chose an illegal card in game \d: card -1"):
+        evaluate(Negative(), "random", games=2, seed=0, progress=False, engine="fast")
+
+
+def test_a_scripted_agent_with_memory_is_not_played_interleaved():
+    from agents.standard import StandardAgent
+
+    class Remembers(StandardAgent):
+        def observe(self, view):
+            self.seen = view
+
+    class SaysStateless(Remembers):
+        stateless = True  # an explicit declaration wins
+
+    assert StandardAgent.stateless and not Remembers.stateless and SaysStateless.stateless
+    assert evaluate(Remembers(), "random", games=2, seed=0, progress=False,
+                    regret=False).engine == "game"
+
 
 def test_random_act_batch_draws_legal_cards_uniformly():
     agent = RandomAgent(seed=0)

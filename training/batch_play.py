@@ -103,7 +103,11 @@ def play_games(agent: Any, opponent: Any, plans: Sequence[GamePlan],
         for player, rows in ((agent, live[agent_turn]), (opponent, live[~agent_turn])):
             if rows.size:
                 actions[rows] = act_rows(player, observations[rows], masks[rows])
+        # step_batch reads a negative action as "no move in this row": in a live row it is an
+        # illegal card (cards past 51 step_batch reports itself)
+        negative = live[actions[live] < 0]
         fast.step_batch(S, actions, errors)
+        errors[negative] = fast.ERR_NOT_LEGAL
         bad = np.flatnonzero(errors)
         if bad.size:
             b = int(bad[0])
