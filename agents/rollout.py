@@ -470,6 +470,17 @@ def _consistency(kept: np.ndarray, discards: np.ndarray, starter: int, dec_seq: 
 
 
 @njit(cache=True)
+def _scratch(pool_size: int):
+    """The work buffers of one batch of simulations: a scratch state row, both hands in the
+    policy's order and their sizes, the count sequence (with room for imagined replies), cards
+    unseen by each player by rank, the reply table, and the pool draw's indices and flags."""
+    return (np.zeros((1, N_FIELDS), dtype=np.int64), np.zeros((2, 4), dtype=np.int64),
+            np.zeros(2, dtype=np.int64), np.zeros(16, dtype=np.int64),
+            np.zeros((2, 13), dtype=np.int64), np.zeros(2, dtype=np.int64),
+            np.zeros(13, dtype=np.int64), np.arange(pool_size), np.zeros(pool_size, dtype=np.bool_))
+
+
+@njit(cache=True)
 def _rollouts(candidates: np.ndarray, position: np.ndarray, my_hand: np.ndarray, pool: np.ndarray,
               eligible: np.ndarray, k_opp: int, opp_played: np.ndarray, sims: int, seed: int,
               policy: int, with_show: bool, wins: np.ndarray, model: bool,
@@ -482,15 +493,7 @@ def _rollouts(candidates: np.ndarray, position: np.ndarray, my_hand: np.ndarray,
     n_cand = candidates.size
     margin = np.zeros(n_cand)
     win = np.zeros(n_cand)
-    S = np.zeros((1, N_FIELDS), dtype=np.int64)
-    hands = np.zeros((2, 4), dtype=np.int64)
-    sizes = np.zeros(2, dtype=np.int64)
-    seq = np.zeros(16, dtype=np.int64)
-    unseen = np.zeros((2, 13), dtype=np.int64)
-    n_unseen = np.zeros(2, dtype=np.int64)
-    reply = np.zeros(13, dtype=np.int64)
-    picks = np.arange(pool.size)
-    used = np.zeros(pool.size, dtype=np.bool_)
+    S, hands, sizes, seq, unseen, n_unseen, reply, picks, used = _scratch(pool.size)
     opp_hands = np.zeros((sims, 4), dtype=np.int64)
     opp_discards = np.zeros((sims, 2), dtype=np.int64)
     opp_kept = np.zeros(4, dtype=np.int64)
@@ -690,16 +693,8 @@ def _deal_rollouts(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_
     four drawn uniformly), a starter cut from the rest, the play simulated; the same draws for
     every row."""
     margin = np.zeros(keeps.shape[0])
-    S = np.zeros((1, N_FIELDS), dtype=np.int64)
     dealer = 0 if i_deal else 1
-    hands = np.zeros((2, 4), dtype=np.int64)
-    sizes = np.zeros(2, dtype=np.int64)
-    seq = np.zeros(16, dtype=np.int64)
-    unseen = np.zeros((2, 13), dtype=np.int64)
-    n_unseen = np.zeros(2, dtype=np.int64)
-    reply = np.zeros(13, dtype=np.int64)
-    picks = np.arange(pool.size)
-    used = np.zeros(pool.size, dtype=np.bool_)
+    S, hands, sizes, seq, unseen, n_unseen, reply, picks, used = _scratch(pool.size)
     eligible = np.ones(pool.size, dtype=np.bool_)
     no_cards = np.zeros(0, dtype=np.int64)
     opp_hands = np.zeros((sims, 4), dtype=np.int64)
