@@ -40,7 +40,7 @@ import numpy as np
 from crib_env.cards import N_CARDS, N_RANKS, RANK, VALUE
 from crib_env.game import Phase
 from crib_env.observation import decode
-from crib_env.scoring import MAX_COUNT, SET_POINTS, _play_parts, score_hands
+from crib_env.scoring import MAX_COUNT, _play_parts, _play_points, score_hands
 
 FEATURES_VERSION = 1
 FEATURE_NAMES = ("legal", "keep_ev", "crib_ev", "total_ev", "total_regret", "is_best",
@@ -71,8 +71,7 @@ def crib_table() -> np.ndarray:
 
 
 def _peg_points(sequence: list[int]) -> int:
-    count, tail, run = _play_parts(sequence)
-    return 2 * (count == 15) + 2 * (count == MAX_COUNT) + SET_POINTS.get(tail, 0) + run
+    return _play_points(*_play_parts(sequence))
 
 
 def _discard_features(out: np.ndarray, hand: tuple[int, ...], discards: tuple[int, ...],

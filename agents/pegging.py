@@ -27,7 +27,7 @@ from math import comb
 from crib_env.cards import RANK, VALUE
 from crib_env.game import HAND_SIZE
 from crib_env.observation import ObservationView
-from crib_env.scoring import MAX_COUNT, score_hand
+from crib_env.scoring import MAX_COUNT, _play_points, _tail_and_run, score_hand
 
 COUNTER_WEIGHT = 0.5  # a counter-score is worth less than a sure point: the opponent answers it
 GO_VALUE = 1.0
@@ -43,19 +43,7 @@ def peg_points(ranks: tuple[int, ...], count: int) -> int:
     """Points for the last card of a count sequence given by its ``ranks`` (oldest first) with the
     running ``count`` after that card: 15 and 31 (2), pairs (2 / 6 / 12), the longest run >= 3.
     Go and last card are not included. Same rules as ``crib_env.scoring.score_play``."""
-    n = len(ranks)
-    points = 2 if count == 15 or count == MAX_COUNT else 0
-    last = ranks[-1]
-    tail = 1
-    while tail < n and tail < 4 and ranks[-1 - tail] == last:
-        tail += 1
-    points += (0, 0, 2, 6, 12)[tail]
-    for length in range(n, 2, -1):
-        window = ranks[n - length:]
-        if max(window) - min(window) == length - 1 and len(set(window)) == length:
-            points += length
-            break
-    return points
+    return _play_points(count, *_tail_and_run(ranks))
 
 
 @dataclass(frozen=True, slots=True)

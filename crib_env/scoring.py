@@ -290,18 +290,27 @@ def _play_parts(sequence: Sequence[int]) -> tuple[int, int, int]:
     n = len(sequence)
     if n == 1:  # a lead: no pair, no run, and a count of at most 10
         return VALUE[sequence[0]], 1, 0
-    ranks = [RANK[c] for c in sequence]
+    tail, run = _tail_and_run([RANK[c] for c in sequence])
+    return sum([VALUE[c] for c in sequence]), tail, run
+
+
+def _tail_and_run(ranks: Sequence[int]) -> tuple[int, int]:
+    """(same-rank tail length, longest run) ending at the last of ``ranks`` (oldest first)."""
+    n = len(ranks)
     last_rank = ranks[-1]
     tail = 1
     while tail < n and tail < 4 and ranks[-1 - tail] == last_rank:
         tail += 1
-    run = 0
     for length in range(n, 2, -1):
         window = ranks[n - length:]
         if max(window) - min(window) == length - 1 and len(set(window)) == length:
-            run = length
-            break
-    return sum([VALUE[c] for c in sequence]), tail, run
+            return tail, length
+    return tail, 0
+
+
+def _play_points(count: int, tail: int, run: int) -> int:
+    """Points of a card laid: 15 and 31 (2), the same-rank tail (2 / 6 / 12), the run."""
+    return 2 * (count == 15) + 2 * (count == MAX_COUNT) + SET_POINTS.get(tail, 0) + run
 
 
 def _check_sequence(sequence: Sequence[int | str]) -> list[int]:
@@ -338,5 +347,4 @@ def _play_events(cards: list[int]) -> list[ScoreEvent]:
 
 def score_play(sequence: Sequence[int | str]) -> int:
     """Points earned by the last card of the current count ``sequence`` (see ``play_events``)."""
-    count, tail, run = _play_parts(_check_sequence(sequence))
-    return 2 * (count == 15) + 2 * (count == MAX_COUNT) + SET_POINTS.get(tail, 0) + run
+    return _play_points(*_play_parts(_check_sequence(sequence)))
