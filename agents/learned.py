@@ -29,8 +29,15 @@ from torch import nn
 from crib_env.cards import N_CARDS, N_RANKS, RANK, SUIT, VALUE
 from crib_env.observation import MAX_SEQUENCE, OBS_SIZE, OBSERVATION_VERSION, SLICES
 
+from .afterstate import AfterstateNet
 from .base import legal_cards
-from .card_features import FEATURE_NAMES, FEATURES_VERSION, N_CARD_FEATURES, card_features
+from .card_features import (
+    FEATURE_NAMES,
+    FEATURES_VERSION,
+    N_CARD_FEATURES,
+    card_features,
+    card_features_batch,
+)
 
 CHECKPOINT_FORMAT = "crib-rl-checkpoint"
 CHECKPOINT_FORMAT_VERSION = 1
@@ -60,6 +67,20 @@ def network_input(observation: np.ndarray, action_mask: np.ndarray, features: bo
     if not features:
         return obs
     return np.concatenate([obs, card_features(obs, action_mask).reshape(-1)])
+
+
+def network_input_batch(observations: np.ndarray, action_masks: np.ndarray,
+                        features: bool) -> np.ndarray:
+    """The input rows of many decisions, (k, input_size(features)) float32: ``network_input`` of
+    every row, the card features computed for all rows in one compiled call. Always a new array
+    (torch may take it over without copying)."""
+    obs = np.array(observations, dtype=np.float32)
+    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
+        raise ValueError(f"observations must have shape (rows, {OBS_SIZE}), got {obs.shape}")
+    if not features:
+        return obs
+    block = card_features_batch(obs, action_masks).reshape(len(obs), -1)
+    return np.concatenate([obs, block], axis=1)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -168,6 +189,7 @@ class MlpNet(nn.Module):
 ARCHITECTURES: dict[str, tuple[type[nn.Module], tuple[str, ...]]] = {
     "cards": (CardNet, ("features", "hidden", "context", "embed", "prior")),
     "mlp": (MlpNet, ("features", "hidden", "layers")),
+    "afterstate": (AfterstateNet, ("features", "hidden", "layers")),
 }
 
 
@@ -323,8 +345,9 @@ class LearnedAgent:
             return np.zeros(0, dtype=np.int64)
         if not masks.any(axis=1).all():
             raise ValueError("action_mask allows no action in some row")
-        rows = np.stack([network_input(o, m, self.features) for o, m in zip(observations, masks,
-                                                                              strict=True)])
+        if len(observations) != len(masks):
+            raise ValueError(f"{len(observations)} observations but {len(masks)} action masks")
+        rows = network_input_batch(observations, masks, self.features)
         with torch.inference_mode():
             logits = self.net(torch.from_numpy(rows))[:, :ACTION_N].numpy().astype(np.float64)
         logits[masks == 0] = -np.inf

@@ -348,3 +348,9 @@ def _play_events(cards: list[int]) -> list[ScoreEvent]:
 def score_play(sequence: Sequence[int | str]) -> int:
     """Points earned by the last card of the current count ``sequence`` (see ``play_events``)."""
     return _play_points(*_play_parts(_check_sequence(sequence)))
+
+
+def play_points_of(cards: Sequence[int]) -> int:
+    """``score_play`` for a trusted sequence of card ids (no parsing, no checks): for loops that
+    score many candidate lines, such as the card features' pegging and reply columns."""
+    return _play_points(*_play_parts(cards))
