@@ -27,23 +27,25 @@ from math import comb
 from crib_env.cards import RANK, VALUE
 from crib_env.game import HAND_SIZE
 from crib_env.observation import ObservationView
-from crib_env.scoring import MAX_COUNT, _play_points, _tail_and_run, score_hand
+from crib_env.scoring import MAX_COUNT, play_points_of, score_hand
 
 COUNTER_WEIGHT = 0.5  # a counter-score is worth less than a sure point: the opponent answers it
 GO_VALUE = 1.0
 LOW_CARD_BONUS = 0.03  # per counting value of the card laid: keep low cards for the go
 WIN_VALUE = 100.0  # a won or lost game, in points, next to the few points a card can score
+ATTACK_RISK_WEIGHT = 0.25  # a dealer playing for points now still minds the replies, a little
 #: a pone's hand counts before the dealer's: a dealer facing a pone that needs this many points or
 #: fewer (a median pone hand is about 7) is likely to be counted out and plays for points now
 PONE_COUNT_OUT = 7
 
 
 @lru_cache(maxsize=1 << 16)
-def peg_points(ranks: tuple[int, ...], count: int) -> int:
-    """Points for the last card of a count sequence given by its ``ranks`` (oldest first) with the
-    running ``count`` after that card: 15 and 31 (2), pairs (2 / 6 / 12), the longest run >= 3.
-    Go and last card are not included. Same rules as ``crib_env.scoring.score_play``."""
-    return _play_points(count, *_tail_and_run(ranks))
+def peg_points(ranks: tuple[int, ...]) -> int:
+    """Points for the last card of a count sequence given by its ``ranks`` (oldest first): 15 and
+    31 (2), pairs (2 / 6 / 12), the longest run >= 3; not go or last card. ``crib_env.scoring``'s
+    ``play_points_of`` with rank ``r`` read as card id ``r`` (only ranks and counting values
+    score), so that a hypothetical card "of rank r" needs no suit."""
+    return play_points_of(ranks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,14 +122,14 @@ def tactic_values(view: ObservationView, legal: list[int], board: Board | None =
         rest = [c for c in view.hand if c != card]
         new_count = count + VALUE[card]
         line = seq + (RANK[card],)
-        gain = peg_points(line, new_count)
+        gain = peg_points(line)
         if not rest and view.opp_cards_left == 0 and new_count != MAX_COUNT:
             gain += 1  # the last card of the hand
         risk = counter = lose = 0.0
         p_go = 0.0
         if new_count != MAX_COUNT:  # 31 resets the count: the opponent leads afresh
             room = MAX_COUNT - new_count
-            reply_points = {r: peg_points(line + (r,), new_count + VALUE[r])
+            reply_points = {r: peg_points(line + (r,))
                             for r in unseen_by_rank if VALUE[r] <= room}
             fitting = sum(unseen_by_rank[r] for r in reply_points)
             chance, _ = _reply_distribution(reply_points, unseen_by_rank, len(unseen), k)
@@ -139,14 +141,14 @@ def tactic_values(view: ObservationView, legal: list[int], board: Board | None =
                 if reply_points[r] >= board.need_opp:
                     lose += p
                 after = new_count + VALUE[r]
-                best = max((peg_points(line + (r, RANK[m]), after + VALUE[m])
+                best = max((peg_points(line + (r, RANK[m]))
                             for m in rest if after + VALUE[m] <= MAX_COUNT), default=0)
                 counter += p * best
         win = gain >= board.need_own
         if mode == "defend":  # own points no longer matter, only denying the opponent's
             value = -risk
         elif mode == "attack":
-            value = gain + counter + GO_VALUE * p_go - 0.25 * risk
+            value = gain + counter + GO_VALUE * p_go - ATTACK_RISK_WEIGHT * risk
         else:
             value = (gain - risk + COUNTER_WEIGHT * counter + GO_VALUE * p_go
                      + LOW_CARD_BONUS * VALUE[card])

@@ -64,6 +64,7 @@ Kernels (all ``@njit(cache=True)``; call them from Python or from other numba co
   ``sequence_points(cards, start, n, count)`` (pegging points of any card sequence) are the rule kernels,
   shared with ``agents.rollout``.
 * ``show_points_batch(hands, starters, crib, out)`` and ``show_distribution(crib)``: batch show scores.
+* ``points_without_starter(cards_bits)``: four cards counted alone (``scoring.score_without_starter``).
 * ``random_actions(S, out)``: ``random_action`` for every row.
 * ``replay_games(...)``: drive scripted games with recorded actions and trace every step (tests).
 
@@ -97,7 +98,7 @@ from .game import (
     Phase,
 )
 from .observation import COUNT_SCALE, OBS_SIZE, SCORE_SCALE, SLICES
-from .scoring import MAX_COUNT, RANK_POINTS, SET_POINTS
+from .scoring import FOUR_RANK_POINTS, MAX_COUNT, RANK_POINTS, SET_POINTS
 
 # -- columns of the state array ----------------------------------------------------------------
 HAND = 0
@@ -161,6 +162,7 @@ _RANK = RANK_ARRAY.astype(np.int64)
 _SUIT = SUIT_ARRAY.astype(np.int64)
 _VALUE = VALUE_ARRAY.astype(np.int64)
 _RANK_POINTS = RANK_POINTS.astype(np.int8)  # under 1 MB, so numba freezes it and can cache
+_FOUR_RANK_POINTS = FOUR_RANK_POINTS.astype(np.int8)
 _SET_POINTS = np.array([0, 0, SET_POINTS[2], SET_POINTS[3], SET_POINTS[4]], dtype=np.int64)
 #: bitmask of the cards whose counting value is <= room, for room 0..31
 _FITS = np.array([sum(1 << c for c in range(N_CARDS) if VALUE_ARRAY[c] <= room)
@@ -308,6 +310,37 @@ def show_points_batch(hands, starters, crib, out):
         for j in range(4):
             bits |= np.int64(1) << np.int64(hands[i, j])
         out[i] = show_points(bits, np.int64(starters[i]), crib)
+
+
+@njit(cache=True)
+def points_without_starter(cards):
+    """Show points of four cards (bitmask ``cards``) counted without a starter: fifteens, pairs,
+    runs (the ``scoring.FOUR_RANK_POINTS`` table) and a four-card flush (4). Same as
+    ``scoring.score_without_starter``."""
+    bits = cards
+    c0 = _low_card(bits)
+    bits &= bits - 1
+    c1 = _low_card(bits)
+    bits &= bits - 1
+    c2 = _low_card(bits)
+    bits &= bits - 1
+    c3 = _low_card(bits)
+    a, b, c, d = _RANK[c0], _RANK[c1], _RANK[c2], _RANK[c3]
+    # sorting network for four values
+    if a > b:
+        a, b = b, a
+    if c > d:
+        c, d = d, c
+    if a > c:
+        a, c = c, a
+    if b > d:
+        b, d = d, b
+    if b > c:
+        b, c = c, b
+    points = np.int64(_FOUR_RANK_POINTS[((a * 13 + b) * 13 + c) * 13 + d])
+    if cards & _SUIT_BITS[_SUIT[c0]] == cards:
+        points += 4
+    return points
 
 
 @njit(cache=True)

@@ -7,7 +7,8 @@ flush a crib scores), nobs 1. Pegging (section 8): the card just laid scores 15 
 
 Fast paths: fifteens, pairs and runs depend only on the five ranks, so they are read from
 ``RANK_POINTS``, a table of every multiset of five ranks keyed by the sorted ranks in base 13.
-``score_hand`` and the numpy batch scorer ``score_hands`` both use it; ``hand_events`` enumerates
+``score_hand`` and the numpy batch scorer ``score_hands`` both use it (``FOUR_RANK_POINTS`` is the
+same for four ranks, behind ``score_without_starter``); ``hand_events`` enumerates
 the same points one by one, for the board and the logs, and is tested against the table.
 """
 
@@ -103,7 +104,8 @@ def table_talk(events: Sequence[ScoreEvent]) -> str:
 
 
 def _rank_points(ranks: Sequence[int]) -> int:
-    """Fifteens + pairs + runs of five ranks (the part of a show score that ignores suits)."""
+    """Fifteens + pairs + runs of four or five ranks (the part of a show score that ignores
+    suits)."""
     values = [min(r + 1, 10) for r in ranks]
     fifteens = sum(
         1 for n in range(2, 6) for combo in combinations(values, n) if sum(combo) == 15
@@ -134,10 +136,10 @@ def _rank_key(sorted_ranks: Sequence[int]) -> int:
     return key
 
 
-def _build_rank_points() -> np.ndarray:
-    table = np.zeros(N_RANKS**5, dtype=np.int8)
-    for ranks in combinations_with_replacement(range(N_RANKS), 5):
-        if ranks[0] != ranks[4]:  # five of one rank cannot be held
+def _build_rank_points(n: int = 5) -> np.ndarray:
+    table = np.zeros(N_RANKS**n, dtype=np.int8)
+    for ranks in combinations_with_replacement(range(N_RANKS), n):
+        if max(map(ranks.count, ranks)) <= 4:  # five of one rank cannot be held
             table[_rank_key(ranks)] = _rank_points(ranks)
     return table
 
@@ -145,6 +147,9 @@ def _build_rank_points() -> np.ndarray:
 #: fifteens + pairs + runs for every five-rank multiset, indexed by the sorted ranks in base 13
 RANK_POINTS: np.ndarray = _build_rank_points()
 _RANK_POINTS_LIST: list[int] = RANK_POINTS.tolist()
+#: the same for every four-rank multiset (four cards counted without a starter)
+FOUR_RANK_POINTS: np.ndarray = _build_rank_points(4)
+_FOUR_RANK_POINTS_LIST: list[int] = FOUR_RANK_POINTS.tolist()
 
 
 def _check_show(hand: Sequence[int | str], starter: int | str) -> tuple[list[int], int]:
@@ -178,6 +183,19 @@ def score_hand(hand: Sequence[int | str], starter: int | str, crib: bool = False
     ranks = sorted([RANK[c] for c in cards] + [RANK[starter_id]])
     flush, nobs = _suit_points(cards, starter_id, crib)
     return _RANK_POINTS_LIST[_rank_key(ranks)] + flush + nobs
+
+
+def score_without_starter(hand: Sequence[int | str]) -> int:
+    """Show points of a 4-card ``hand`` (ids or text) counted alone, before any starter: fifteens,
+    pairs, runs and a four-card flush (4); no nobs without a starter. What the four are worth
+    whatever is cut (the greedy agent's measure). Range 0..20."""
+    cards = [as_card(c) for c in hand]
+    if len(cards) != 4 or len(set(cards)) != 4:
+        raise ValueError(f"a hand to count without a starter has 4 distinct cards, got "
+                         f"{cards_str(cards)}")
+    ranks = sorted([RANK[c] for c in cards])
+    flush = 4 if len({SUIT[c] for c in cards}) == 1 else 0
+    return _FOUR_RANK_POINTS_LIST[_rank_key(ranks)] + flush
 
 
 # Cards sorted by this key come in rank order, suits C D H S within a rank.

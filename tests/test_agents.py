@@ -11,7 +11,7 @@ from agents import AGENT_NAMES, RandomAgent, make_agent
 from agents.analysis import analyze_discards, discard_table
 from agents.endgame import choose_discard, discard_win_chances, win_chance, win_table
 from agents.expert import ExpertAgent
-from agents.greedy import GreedyAgent, points_on_their_own
+from agents.greedy import GreedyAgent
 from agents.pegging import WIN_VALUE, Board, endgame_mode, tactic_values
 from agents.standard import StandardAgent
 from crib_env.cards import VALUE, parse_card, parse_cards
@@ -117,12 +117,6 @@ def test_registry_resolves_every_scripted_level_and_lists_names_on_error():
     with pytest.raises(ValueError, match="random, greedy, standard, expert"):
         make_agent("grandmaster")
     assert set(AGENT_NAMES) >= {"random", "greedy", "standard", "expert"}
-
-
-def test_points_on_their_own():
-    assert points_on_their_own(parse_cards("5H 5D 5S JC")) == 14  # 15s 6, 5-5-5 2, pair royal 6
-    assert points_on_their_own(parse_cards("2H 4H 6H 8H")) == 4  # flush only
-    assert points_on_their_own(parse_cards("3C 4D 5H 6S")) == 6  # run of 4, 4-5-6 is 15
 
 
 def test_greedy_keeps_the_four_worth_most_without_a_starter():

@@ -10,7 +10,7 @@ from crib_env import fast
 from crib_env.cards import parse_card, parse_cards
 from crib_env.game import IllegalActionError, Phase
 from crib_env.observation import OBS_SIZE, decode, encode
-from crib_env.scoring import score_hand, score_play
+from crib_env.scoring import score_hand, score_play, score_without_starter
 from crib_env.vector import CribbageVectorEnv
 
 
@@ -300,3 +300,15 @@ def test_show_points_and_five_rank_points_match_score_hand():
         ranks = [c % 13 for c in (*hand, starter)]
         for order in (ranks, ranks[::-1], sorted(ranks)):
             assert fast.five_rank_points(*order) == score_hand(hand, starter, crib) - flush - nobs
+
+
+def test_points_without_starter_equal_score_without_starter_on_all_270725_hands():
+    hands = 0
+    for a in range(52):
+        for b in range(a + 1, 52):
+            for c in range(b + 1, 52):
+                for d in range(c + 1, 52):
+                    bits = (1 << a) | (1 << b) | (1 << c) | (1 << d)
+                    assert fast.points_without_starter(bits) == score_without_starter((a, b, c, d))
+                    hands += 1
+    assert hands == 270_725

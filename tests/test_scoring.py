@@ -25,6 +25,7 @@ from crib_env.scoring import (
     score_hand,
     score_hands,
     score_play,
+    score_without_starter,
     show_score_distribution,
     table_talk,
 )
@@ -253,6 +254,30 @@ def test_show_errors_duplicates_and_wrong_sizes():
         hand_events(hand("5C 5D 5H 5S AC"), "KD")
     with pytest.raises(ValueError, match="'ZZ'"):
         score_hand(["5C", "5D", "5H", "ZZ"], "KD")
+
+
+def test_without_a_starter_5_5_5_j_scores_14():
+    assert score_without_starter(hand("5H 5D 5S JC")) == 14  # four 15s (8), pair royal (6)
+
+
+def test_without_a_starter_a_four_card_flush_scores_4_and_no_nobs():
+    assert score_without_starter(hand("2H 4H 6H 8H")) == 4
+    assert score_without_starter(hand("2H 4H 6H JH")) == 4
+
+
+def test_without_a_starter_run_of_4_with_a_fifteen_scores_6():
+    assert score_without_starter(hand("3C 4D 5H 6S")) == 6  # run of 4, 4-5-6 is 15
+
+
+def test_without_a_starter_four_fives_score_20_the_most():
+    assert score_without_starter(hand("5C 5D 5H 5S")) == 20  # four 15s (8), double pair royal (12)
+
+
+def test_without_a_starter_errors_name_the_hand():
+    with pytest.raises(ValueError, match="4 distinct cards, got 5C 5D 5H"):
+        score_without_starter(hand("5C 5D 5H"))
+    with pytest.raises(ValueError, match="4 distinct cards"):
+        score_without_starter(hand("5C 5C 5H 5S"))
 
 
 # ---------------------------------------------------------------------------------------------
