@@ -8,9 +8,10 @@ For each discard the analyzer gives
   opponent could throw from the unseen cards, all such (starter, pair) deals equally likely;
 * ``net``: ``hand + crib`` when the player deals (own crib), ``hand - crib`` when not.
 
-Both expectations are exact, not sampled. The hand part scores the 15 x 46 hands with the table-driven
-batch scorer. The crib part would be 15 x 46 x 990 = 683,100 crib counts done one by one; instead it
-splits the crib score into
+Both expectations are exact, not sampled, and computed in one compiled kernel, ``discard_arrays``
+(which the compiled standard agent, ``agents.standard_batch``, calls too). The hand part scores the
+15 x 46 hands with the core's ``crib_env.fast.show_points``. The crib part would be
+15 x 46 x 990 = 683,100 crib counts done one by one; instead it splits the crib score into
 
 * fifteens, pairs and runs, which depend only on the five ranks: the three unseen cards (starter and
   opponent's pair) are grouped by rank multiset (at most 455), each weighted by how many card triples
@@ -31,9 +32,11 @@ from functools import lru_cache
 from itertools import combinations, combinations_with_replacement
 
 import numpy as np
+from numba import njit
 
-from crib_env.cards import JACK, N_CARDS, N_RANKS, N_SUITS, RANK, SUIT, as_card, cards_str
-from crib_env.scoring import RANK_POINTS, score_hands
+from crib_env.cards import JACK, N_CARDS, N_RANKS, RANK_ARRAY, SUIT_ARRAY, as_card, cards_str
+from crib_env.fast import show_points
+from crib_env.scoring import RANK_POINTS
 
 HAND_SIZE = 6
 #: the 15 (discard pair, kept four) index splits of a six-card hand, in a fixed order
@@ -46,7 +49,7 @@ _KEEP_IDX = np.array([k for _, k in DISCARD_SPLITS], dtype=np.intp)
 
 # Rank multisets of the three unseen crib cards (starter + opponent's pair): x <= y <= z.
 _TRIPLES = np.array(list(combinations_with_replacement(range(N_RANKS), 3)), dtype=np.intp)
-_TX, _TY, _TZ = _TRIPLES[:, 0], _TRIPLES[:, 1], _TRIPLES[:, 2]
+_TX, _TY, _TZ = (np.ascontiguousarray(_TRIPLES[:, i]) for i in range(3))  # numba caches contiguous globals
 _ALL_SAME = (_TX == _TZ)
 _LOW_PAIR = (_TX == _TY) & (_TY < _TZ)
 _HIGH_PAIR = (_TX < _TY) & (_TY == _TZ)
@@ -65,6 +68,96 @@ def _crib_rank_table() -> np.ndarray:
     for i in range(5):
         key = key * N_RANKS + five[..., i]
     return RANK_POINTS[key].astype(np.int16)
+
+
+_CRIB_RANKS = _crib_rank_table()  # frozen into the kernels below (150 kB)
+_RANK = RANK_ARRAY.astype(np.int64)
+_SUIT = SUIT_ARRAY.astype(np.int64)
+_JACK = JACK
+_N_SPLITS = len(DISCARD_SPLITS)
+
+
+@njit(cache=True)
+def discard_arrays(hand6, unseen):
+    """The analyzer's arrays for six card ids ``hand6`` (int64 (6,)) and the cards the player has
+    not seen ``unseen`` (int64 (U,), ascending; U >= 3): the kept four's show score with each
+    unseen starter, int64 (15, U), and the exact expected crib of each discard, float64 (15,), rows
+    in ``DISCARD_SPLITS`` order (see the module docstring for the crib's three parts)."""
+    n_unseen = unseen.size
+    hand_points = np.empty((_N_SPLITS, n_unseen), dtype=np.int64)
+    for i in range(_N_SPLITS):
+        keep = np.int64(0)
+        for j in _KEEP_IDX[i]:
+            keep |= np.int64(1) << hand6[j]
+        for s in range(n_unseen):
+            hand_points[i, s] = show_points(keep, unseen[s], False)
+    n = np.zeros(13)  # unseen cards of each rank
+    u = np.zeros(4)  # ... and of each suit
+    for c in unseen:
+        n[_RANK[c]] += 1.0
+        u[_SUIT[c]] += 1.0
+    # how many card triples make each rank multiset of the three unseen crib cards
+    weight = np.empty(_TX.size)
+    for t in range(_TX.size):
+        x, y, z = _TX[t], _TY[t], _TZ[t]
+        if _ALL_SAME[t]:
+            weight[t] = n[x] * (n[x] - 1) / 2 * (n[x] - 2) / 3
+        elif _LOW_PAIR[t]:
+            weight[t] = n[x] * (n[x] - 1) / 2 * n[z]
+        elif _HIGH_PAIR[t]:
+            weight[t] = n[x] * (n[y] * (n[y] - 1) / 2)
+        else:
+            weight[t] = n[x] * n[y] * n[z]
+    triples = n_unseen * (n_unseen - 1) * (n_unseen - 2) / 6
+    # nobs over the ordered deals (starter s, unordered pair from the other U - 1 cards)
+    deals = n_unseen * (n_unseen - 1) * (n_unseen - 2) / 2
+    opp_jacks = 0.0
+    for c in unseen:
+        if _RANK[c] == _JACK:
+            opp_jacks += (u[_SUIT[c]] - 1) * (n_unseen - 2)
+    crib = np.empty(_N_SPLITS)
+    for i in range(_N_SPLITS):
+        a, b = hand6[_PAIR_IDX[i, 0]], hand6[_PAIR_IDX[i, 1]]
+        ranks = _CRIB_RANKS[_RANK[a], _RANK[b]]
+        total = 0.0
+        for t in range(_TX.size):
+            total += ranks[t] * weight[t]
+        value = total / triples
+        if _SUIT[a] == _SUIT[b]:  # five-card flush: the three unseen cards of that suit too
+            u_s = u[_SUIT[a]]
+            value += 5 * u_s * (u_s - 1) * (u_s - 2) / 6 / triples
+        own_jacks = 0.0
+        if _RANK[a] == _JACK:
+            own_jacks += u[_SUIT[a]]
+        if _RANK[b] == _JACK:
+            own_jacks += u[_SUIT[b]]
+        value += own_jacks * ((n_unseen - 1) * (n_unseen - 2) / 2) / deals
+        crib[i] = value + opp_jacks / deals
+    return hand_points, crib
+
+
+@njit(cache=True)
+def discard_order(hand_points, crib, dealer):
+    """Indexes into ``DISCARD_SPLITS`` (int64 (15,)), best net expected points first: net is the
+    mean of ``hand_points`` plus ``crib`` when ``dealer``, minus it when not. Ties: the higher
+    expected hand, then the split order. Values are compared at 1e-9 points so that float noise
+    never splits equal options."""
+    net_key = np.empty(_N_SPLITS)
+    hand_key = np.empty(_N_SPLITS)
+    sign = 1.0 if dealer else -1.0
+    for i in range(_N_SPLITS):
+        hand = hand_points[i].sum() / hand_points.shape[1]
+        net_key[i] = np.rint((hand + sign * crib[i]) * 1e9)
+        hand_key[i] = np.rint(hand * 1e9)
+    order = np.arange(_N_SPLITS)
+    for i in range(1, _N_SPLITS):  # insertion sort: stable, so equal keys keep the split order
+        j = i
+        while j > 0 and (net_key[order[j]] > net_key[order[j - 1]]
+                         or (net_key[order[j]] == net_key[order[j - 1]]
+                             and hand_key[order[j]] > hand_key[order[j - 1]])):
+            order[j], order[j - 1] = order[j - 1], order[j]
+            j -= 1
+    return order
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,54 +226,18 @@ def check_hand6(hand6: Iterable[int | str], seen: Iterable[int | str] = ()) -> t
 
 def discard_table(hand6: Sequence[int], seen: Sequence[int] = ()) -> DiscardTable:
     """Exact arrays for the 15 discards of six valid card ids (see ``check_hand6``)."""
-    hand = np.asarray(hand6, dtype=np.intp)
     known = np.zeros(N_CARDS, dtype=bool)
-    known[hand] = True
+    known[np.asarray(hand6, dtype=np.intp)] = True
     known[np.asarray(seen, dtype=np.intp)] = True
     unseen = np.flatnonzero(~known)
-    n_unseen = unseen.size
-
-    # Kept hand with every unseen starter: (15 * U) rows scored in one batch.
-    keeps = hand[_KEEP_IDX]  # (15, 4)
-    rows = np.repeat(keeps, n_unseen, axis=0)
-    starters = np.tile(unseen, len(DISCARD_SPLITS))
-    hand_points = score_hands(rows, starters).reshape(len(DISCARD_SPLITS), n_unseen)
-
-    ranks = np.array(RANK)[unseen]
-    suits = np.array(SUIT)[unseen]
-    n = np.bincount(ranks, minlength=N_RANKS).astype(np.float64)  # unseen cards of each rank
-    u = np.bincount(suits, minlength=N_SUITS).astype(np.float64)  # ... and of each suit
-    c2 = n * (n - 1) / 2
-    c3 = c2 * (n - 2) / 3
-    weight = np.where(_ALL_SAME, c3[_TX], np.where(
-        _LOW_PAIR, c2[_TX] * n[_TZ], np.where(_HIGH_PAIR, n[_TX] * c2[_TY],
-                                              n[_TX] * n[_TY] * n[_TZ])))
-    triples = n_unseen * (n_unseen - 1) * (n_unseen - 2) / 6  # = sum(weight)
-
-    pairs = hand[_PAIR_IDX]  # (15, 2)
-    p_rank = np.array(RANK)[pairs]
-    p_suit = np.array(SUIT)[pairs]
-    crib = _crib_rank_table()[p_rank[:, 0], p_rank[:, 1]] @ weight / triples
-    # Five-card flush: the three unseen cards all of the discards' common suit.
-    same = p_suit[:, 0] == p_suit[:, 1]
-    u_s = u[p_suit[:, 0]]
-    crib += np.where(same, 5 * u_s * (u_s - 1) * (u_s - 2) / 6 / triples, 0.0)
-    # Nobs over the ordered deals (starter s, unordered pair from the other U - 1 cards).
-    deals = n_unseen * (n_unseen - 1) * (n_unseen - 2) / 2
-    own_jacks = (p_rank == JACK)
-    crib += (own_jacks * u[p_suit]).sum(axis=1) * ((n_unseen - 1) * (n_unseen - 2) / 2) / deals
-    opp_jacks = sum((u[SUIT[c]] - 1) * (n_unseen - 2) for c in unseen.tolist() if RANK[c] == JACK)
-    crib += opp_jacks / deals
+    hand_points, crib = discard_arrays(np.asarray(hand6, dtype=np.int64), unseen.astype(np.int64))
     return DiscardTable(tuple(int(c) for c in hand6), unseen, hand_points, crib)
 
 
 def net_order(table: DiscardTable, dealer: bool) -> list[int]:
     """Indexes into ``DISCARD_SPLITS``, best net expected points first (ties: the higher expected
     hand, then the fixed split order)."""
-    hand = table.hand_points.mean(axis=1)
-    net = hand + (1.0 if dealer else -1.0) * table.crib
-    return sorted(range(len(DISCARD_SPLITS)),
-                  key=lambda i: (-round(float(net[i]), 9), -round(float(hand[i]), 9), i))
+    return [int(i) for i in discard_order(table.hand_points, table.crib, dealer)]
 
 
 def options_from_table(table: DiscardTable, dealer: bool) -> list[DiscardOption]:

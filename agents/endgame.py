@@ -9,7 +9,9 @@ standard (``bench/deal_points.py``, which prints these tables).
 
 ``choose_discard`` uses the analyzer's exact hand scores (one per possible starter) together with these
 distributions to pick the discard most likely to win once either player is within ``ENDGAME_NEED``
-points of the target, and the best expected net value before that.
+points of the target, and the best expected net value before that. The chances come from one
+compiled kernel, ``win_chances_by_discard``, which the compiled standard agent
+(``agents.standard_batch``) calls too.
 """
 
 from __future__ import annotations
@@ -119,57 +121,83 @@ def win_chance(own: int, opp: int, own_deals_next: bool, target: int) -> float:
     return float(win_table(target)[own, opp, int(own_deals_next)])
 
 
-def _shifted(dist: np.ndarray, shift: float) -> np.ndarray:
-    """``dist`` moved by a real ``shift`` (split between the two nearest whole shifts); points
-    pushed below 0 pile up at 0."""
-    low = int(np.floor(shift))
-    frac = shift - low
-    out = np.zeros(dist.size + max(low + 1, 0))
-    points = np.arange(dist.size)
-    np.add.at(out, np.maximum(points + low, 0), (1.0 - frac) * dist)
-    np.add.at(out, np.maximum(points + low + 1, 0), frac * dist)
+@njit(cache=True)
+def _convolved(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.zeros(a.size + b.size - 1)
+    for i in range(a.size):
+        for j in range(b.size):
+            out[i + j] += a[i] * b[j]
     return out
 
 
-def _finish_chances(own: int, opp: int, target: int, own_deals_next: bool,
-                    size: tuple[int, int]) -> np.ndarray:
-    """M[x, y]: win chance after this deal if the player adds x points and the opponent y, when
-    neither reaches the target (entries past the target are set to 0 and handled by the caller)."""
-    table = win_table(target)[:, :, int(own_deals_next)]
-    xs = np.minimum(own + np.arange(size[0]), target - 1)
-    ys = np.minimum(opp + np.arange(size[1]), target - 1)
-    return table[np.ix_(xs, ys)]
+@njit(cache=True)
+def _shifted_crib(shift: float) -> np.ndarray:
+    """``CRIB_P`` moved by a real ``shift`` (split between the two nearest whole shifts); points
+    pushed below 0 pile up at 0."""
+    low = np.int64(np.floor(shift))
+    frac = shift - low
+    out = np.zeros(CRIB_P.size + max(low + 1, 0))
+    for p in range(CRIB_P.size):
+        out[max(p + low, 0)] += (1.0 - frac) * CRIB_P[p]
+    for p in range(CRIB_P.size):
+        out[max(p + low + 1, 0)] += frac * CRIB_P[p]
+    return out
+
+
+@njit(cache=True)
+def win_chances_by_discard(hand_points: np.ndarray, crib: np.ndarray, dealer: bool, own: int,
+                           opp: int, target: int, table: np.ndarray) -> np.ndarray:
+    """The chance of winning with each discard: ``hand_points`` int64 (D, U), the kept hand's score
+    with each possible starter, and ``crib`` (D,), the expected crib, of each of D discards; the
+    scores ``own`` and ``opp``, ``dealer`` for the player's crib, and ``table = win_table(target)``.
+
+    The player's hand points are exact per starter; pegging, the opponent's hand and the crib come
+    from the measured per-deal distributions, the crib's moved to the discard's exact expectation.
+    Order of counting: the pone's total, then the dealer's; a deal that ends with neither at the
+    target goes on with the win table (the player deals next if it is the pone now).
+    """
+    need_own, need_opp = target - own, target - opp
+    deals_next = 0 if dealer else 1
+    dealer_peg_hand = _convolved(DEALER_PEGGING_P, DEALER_HAND_P)
+    n_starters = hand_points.shape[1]
+    chances = np.empty(crib.size)
+    for i in range(crib.size):
+        hand = np.zeros(hand_points[i].max() + 1)
+        for s in range(n_starters):
+            hand[hand_points[i, s]] += 1.0
+        hand /= n_starters
+        crib_dist = _shifted_crib(crib[i] - CRIB_MEAN)
+        if dealer:
+            mine = _convolved(_convolved(hand, DEALER_PEGGING_P), crib_dist)
+            theirs = PONE_TOTAL
+        else:
+            mine = _convolved(hand, PONE_PEGGING_P)
+            theirs = _convolved(dealer_peg_hand, crib_dist)
+        own_out = 0.0  # the player reaches the target this deal
+        for x in range(max(need_own, 0), mine.size):
+            own_out += mine[x]
+        later = 0.0  # neither does: the game goes on from the new scores
+        for x in range(min(need_own, mine.size)):
+            row = 0.0
+            for y in range(min(need_opp, theirs.size)):
+                row += table[min(own + x, target - 1), min(opp + y, target - 1), deals_next] * theirs[y]
+            later += mine[x] * row
+        if dealer:  # the pone (opponent) counts first: it must fall short for the player to count
+            opp_short = 0.0
+            for y in range(min(need_opp, theirs.size)):
+                opp_short += theirs[y]
+            chances[i] = opp_short * own_out + later
+        else:
+            chances[i] = own_out + later
+    return chances
 
 
 def discard_win_chances(table: DiscardTable, board: Board) -> np.ndarray:
-    """The chance of winning the game with each of the 15 discards of ``table`` (same order).
-
-    The player's hand points are exact per starter; pegging, the opponent's hand and the crib come
-    from the measured per-deal distributions, the crib's moved to this discard's exact expectation.
-    Order of counting: the pone's total, then the dealer's.
-    """
-    need_own, need_opp = board.need_own, board.need_opp
-    chances = np.empty(len(table.crib))
-    for i in range(len(table.crib)):
-        hand = np.bincount(table.hand_points[i], minlength=1) / table.hand_points.shape[1]
-        crib = _shifted(CRIB_P, float(table.crib[i]) - CRIB_MEAN)
-        if board.dealer:
-            mine = _convolve(hand, DEALER_PEGGING_P, crib)
-            theirs = PONE_TOTAL
-        else:
-            mine = _convolve(hand, PONE_PEGGING_P)
-            theirs = _convolve(DEALER_PEGGING_P, DEALER_HAND_P, crib)
-        finish = _finish_chances(board.own, board.opp, board.target,
-                                 own_deals_next=not board.dealer, size=(mine.size, theirs.size))
-        own_out = np.arange(mine.size) >= need_own
-        opp_out = np.arange(theirs.size) >= need_opp
-        later = finish * ~own_out[:, None] * ~opp_out[None, :]
-        if board.dealer:  # the pone (opponent) counts first
-            after_pone = theirs * ~opp_out
-            chances[i] = float(np.sum(after_pone) * (mine @ own_out)) + float(mine @ later @ theirs)
-        else:
-            chances[i] = float(mine @ own_out) + float(mine @ later @ theirs)
-    return chances
+    """The chance of winning the game with each of the 15 discards of ``table`` (same order); see
+    ``win_chances_by_discard``."""
+    return win_chances_by_discard(np.ascontiguousarray(table.hand_points, dtype=np.int64),
+                                  np.ascontiguousarray(table.crib, dtype=np.float64), bool(board.dealer),
+                                  board.own, board.opp, board.target, win_table(board.target))
 
 
 def choose_discard(table: DiscardTable, board: Board, already: tuple[int, ...] = ()) -> int:
