@@ -24,6 +24,11 @@ policy ``f(observations (k, OBS_SIZE), action_masks (k, 52)) -> actions (k,)`` (
 of opponent moves, so a neural opponent is evaluated in batches), or any agent with
 ``act(observation, action_mask)`` (called row by row; one object serves every row, so it must act
 from the observation alone, as the scripted agents do).
+
+A mixture: ``opponent=[(member, weight), ...]`` with members of those kinds (``"random"`` then acts
+through a batch draw). Each row draws its member at the start of every episode, from the row's own
+random stream with probability proportional to the weight (``opponent_ids`` says which); each round
+of opponent moves calls each member once, on the rows that face it.
 """
 
 from __future__ import annotations
@@ -147,7 +152,7 @@ def _deal_margin(S, b, seat):
 
 @njit(cache=True)
 def _finish(S, seats, before, reward_points, target, single_deal, seat_mode, opp_random,
-            rewards, done, final_obs, final_scores):
+            opp_ids, cumulative, rewards, done, final_obs, final_scores):
     """Rewards and episode ends; finished rows are encoded into ``final_obs`` and restarted."""
     for b in range(S.shape[0]):
         seat = seats[b]
@@ -168,25 +173,45 @@ def _finish(S, seats, before, reward_points, target, single_deal, seat_mode, opp
             encode_obs(S, b, seat, final_obs[b])
             final_scores[b, 0] = own
             final_scores[b, 1] = opp
-            _restart(S, seats, b, target, single_deal, seat_mode, opp_random)
+            _restart(S, seats, b, target, single_deal, seat_mode, opp_random, opp_ids,
+                     cumulative)
+
+
+#: resolution of the weighted draw of a row's opponent
+_DRAW_UNITS = 1 << 30
 
 
 @njit(cache=True)
-def _restart(S, seats, b, target, single_deal, seat_mode, opp_random):
-    """A new game in row ``b`` from the row's own stream (``seat_mode`` -1: random seat)."""
+def _draw_member(S, b, cumulative):
+    """An index drawn with probabilities given by the increasing ``cumulative`` weights (int64
+    units of ``_DRAW_UNITS``, the last equal to it)."""
+    u = rand_below(S, b, _DRAW_UNITS)
+    i = 0
+    while cumulative[i] <= u:
+        i += 1
+    return i
+
+
+@njit(cache=True)
+def _restart(S, seats, b, target, single_deal, seat_mode, opp_random, opp_ids, cumulative):
+    """A new game in row ``b`` from the row's own stream (``seat_mode`` -1: random seat); with
+    more than one opponent, the row's opponent for the episode is drawn too."""
     if seat_mode < 0:
         seats[b] = rand_below(S, b, 2)
+    if cumulative.shape[0] > 1:
+        opp_ids[b] = _draw_member(S, b, cumulative)
     init_game(S, b, -1, target, -1, single_deal)
     if opp_random:
         _opponent_random(S, seats, b)
 
 
 @njit(cache=True)
-def _reset_all(S, seeds, seats, target, single_deal, seat_mode, opp_random):
+def _reset_all(S, seeds, seats, target, single_deal, seat_mode, opp_random, opp_ids, cumulative):
     for b in range(S.shape[0]):
         fast.seed_row(S, b, seeds[b])
         seats[b] = seat_mode
-        _restart(S, seats, b, target, single_deal, seat_mode, opp_random)
+        opp_ids[b] = 0
+        _restart(S, seats, b, target, single_deal, seat_mode, opp_random, opp_ids, cumulative)
 
 
 @njit(cache=True)
@@ -220,11 +245,15 @@ class CribbageVectorEnv(VectorEnv):
             raise ValueError(f"target_score must be a positive int, got {target_score!r}")
         self.num_envs = int(num_envs)
         self.opponent = opponent
-        self._opp_random = isinstance(opponent, str)
-        if self._opp_random and opponent != "random":
-            raise ValueError(f"opponent must be 'random', a batch policy or an agent with act(); "
-                             f"got {opponent!r}")
-        self._opp_batch = None if self._opp_random else _batch_policy(opponent)
+        members = _mixture(opponent)
+        self._opp_random = len(members) == 1 and isinstance(members[0][0], str)
+        self._opp_batch = [_batch_policy(m) for m, _ in members] if not self._opp_random else []
+        weights = np.array([w for _, w in members], dtype=np.float64)
+        cumulative = np.rint(np.cumsum(weights) / weights.sum() * _DRAW_UNITS).astype(np.int64)
+        cumulative[-1] = _DRAW_UNITS
+        self._cumulative = cumulative
+        #: the member of the mixture each row faces this episode (index into the mixture)
+        self.opponent_ids = np.zeros(int(num_envs), dtype=np.int64)
         self.seat = seat
         self._seat_mode = -1 if seat == "random" else SEAT_CHOICES.index(seat)
         self.reward_mode = reward
@@ -251,7 +280,7 @@ class CribbageVectorEnv(VectorEnv):
         seeds = np.random.SeedSequence(seed).generate_state(self.num_envs, dtype=np.uint64)
         seeds = (seeds >> np.uint64(1)).astype(np.int64)
         _reset_all(self.state, seeds, self.seats, self.target_score, self.episode == "deal",
-                   self._seat_mode, self._opp_random)
+                   self._seat_mode, self._opp_random, self.opponent_ids, self._cumulative)
         self._play_opponent()
         self._needs_reset = False
         _observe_all(self.state, self.seats, self._obs, self._masks)
@@ -278,7 +307,7 @@ class CribbageVectorEnv(VectorEnv):
         final_scores = np.zeros((n, 2), dtype=np.int64)
         _finish(self.state, self.seats, self._before, self.reward_mode == "points",
                 self.target_score, self.episode == "deal", self._seat_mode, self._opp_random,
-                rewards, done, final_obs, final_scores)
+                self.opponent_ids, self._cumulative, rewards, done, final_obs, final_scores)
         if done.any():
             self._play_opponent()  # an opponent who moves first in a restarted game
         _observe_all(self.state, self.seats, self._obs, self._masks)
@@ -307,17 +336,49 @@ class CribbageVectorEnv(VectorEnv):
             if k == 0:
                 return
             _encode_rows(self.state, self._rows, k, opp_seats, obs, masks)
-            actions = np.ascontiguousarray(self._opp_batch(obs[:k], masks[:k]), dtype=np.int64)
-            if actions.shape != (k,):
-                raise ValueError(f"the opponent policy returned shape {actions.shape} for {k} "
-                                 f"observations")
+            actions = np.empty(k, dtype=np.int64)
+            members = self.opponent_ids[self._rows[:k]]
+            for i, policy in enumerate(self._opp_batch):
+                mine = np.flatnonzero(members == i)
+                if mine.size == 0:
+                    continue
+                chosen = np.asarray(policy(obs[mine], masks[mine]))
+                if chosen.shape != (mine.size,):
+                    raise ValueError(f"the opponent policy returned shape {chosen.shape} for "
+                                     f"{mine.size} observations")
+                actions[mine] = chosen
             bad = _opponent_moves(self.state, self._rows, k, actions)
             if bad >= 0:
                 raise IllegalActionError(f"the opponent chose illegal card {int(actions[bad])} in "
                                          f"row {int(self._rows[bad])}")
 
 
+def _mixture(opponent: Any) -> list[tuple[Any, float]]:
+    """The opponent as a list of (member, weight); a single opponent is a mixture of one."""
+    if isinstance(opponent, (list, tuple)):
+        members = list(opponent)
+        if not members:
+            raise ValueError("an opponent mixture needs at least one member")
+        for item in members:
+            if not (isinstance(item, tuple) and len(item) == 2):
+                raise ValueError(f"an opponent mixture is a list of (opponent, weight) pairs; "
+                                 f"got {item!r}")
+            weight = item[1]
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) \
+                    or not np.isfinite(weight) or weight <= 0:
+                raise ValueError(f"opponent weights must be positive numbers, got {weight!r}")
+        return [(m, float(w)) for m, w in members]
+    return [(opponent, 1.0)]
+
+
 def _batch_policy(opponent: Any) -> BatchPolicy:
+    if isinstance(opponent, str):
+        if opponent != "random":
+            raise ValueError(f"opponent must be 'random', a batch policy or an agent with act(); "
+                             f"got {opponent!r}")
+        return _random_batch_policy()
+    if hasattr(opponent, "act_batch"):
+        return opponent.act_batch
     if hasattr(opponent, "act"):
         def per_row(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
             return np.array([opponent.act(o, m) for o, m in zip(obs, masks, strict=True)],
@@ -327,3 +388,12 @@ def _batch_policy(opponent: Any) -> BatchPolicy:
         return opponent
     raise ValueError(f"opponent must be 'random', a batch policy or an agent with act(); "
                      f"got {opponent!r}")
+
+
+def _random_batch_policy() -> BatchPolicy:
+    """A uniformly random legal card per row (a mixture's ``"random"`` member)."""
+    rng = np.random.default_rng(0)
+
+    def draw(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return np.argmax(np.where(masks > 0, rng.random(masks.shape), -1.0), axis=1)
+    return draw

@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 SCRIPTED_OPPONENTS = ("random", "greedy", "standard", "expert")
+STATEFUL_OPPONENTS = ("expert",)  # remember earlier moves: one object per game
 SELF = "self"  # the self-play pool of frozen earlier checkpoints of this run
 
 
@@ -59,12 +60,14 @@ class SelfPlayConfig(_Section):
 class PolicyConfig(_Section):
     """The network (see ``agents.learned.ARCHITECTURES``)."""
 
-    arch: Literal["cards", "mlp"] = Field("cards", description="cards: per-card tokens; mlp: flat")
+    arch: Literal["cards", "mlp", "afterstate"] = Field(
+        "cards", description="cards: per-card tokens; mlp: flat; afterstate: each hand card scored "
+                             "by the position it leaves (observation only)")
     features: bool = Field(True, description="append agents.card_features to the input")
     hidden: int = Field(64, ge=8, le=1024, description="token (cards) or layer (mlp) width")
     context: int = Field(128, ge=8, le=1024, description="context width (cards only)")
     embed: int = Field(16, ge=2, le=256, description="rank / suit embedding size (cards only)")
-    layers: int = Field(2, ge=1, le=8, description="hidden layers (mlp only)")
+    layers: int = Field(2, ge=1, le=8, description="hidden layers (mlp and afterstate)")
     prior: bool = Field(False, description="cards + features only: start the linear feature head "
                                            "from a rule of thumb (agents.learned.CardNet)")
 
@@ -76,6 +79,13 @@ class PolicyConfig(_Section):
                 kwargs["prior"] = True
             return kwargs
         return {"features": self.features, "hidden": self.hidden, "layers": self.layers}
+
+    @model_validator(mode="after")
+    def _afterstate_reads_the_observation(self) -> PolicyConfig:
+        if self.arch == "afterstate" and (self.features or self.prior):
+            raise ValueError("arch 'afterstate' reads the observation only: set features: false "
+                             "and prior: false")
+        return self
 
 
 class PPOConfig(_Section):
@@ -94,13 +104,35 @@ class PPOConfig(_Section):
     target_kl: float | None = Field(None, gt=0)
 
 
+class DMCConfig(_Section):
+    """Deep Monte-Carlo (``algo: dmc``, training.dmc): Q(s, a) regressed on deal returns."""
+
+    learning_rate: float = Field(3e-4, gt=0, le=1)
+    epsilon: float = Field(0.05, ge=0, le=1, description="chance of a random legal card")
+    samples_per_update: int = Field(16384, ge=64, description="finished decisions per update")
+    batch_size: int = Field(1024, ge=8, description="minibatch of the regression")
+    passes: int = Field(1, ge=1, le=16, description="passes over each update's samples")
+    max_grad_norm: float = Field(10.0, gt=0)
+
+    @model_validator(mode="after")
+    def _batch(self) -> DMCConfig:
+        if self.batch_size > self.samples_per_update:
+            raise ValueError(f"batch_size: got {self.batch_size}; allowed: at most "
+                             f"samples_per_update = {self.samples_per_update}")
+        return self
+
+
 class TrainConfig(_Section):
     """Budget and parallelism."""
 
     total_timesteps: int = Field(100_000, ge=1, description="learner decisions in all")
-    n_envs: int = Field(2, ge=1, le=256, description="environments stepped in parallel")
+    n_envs: int = Field(2, ge=1, le=8192, description="games stepped in parallel (fast "
+                                                      "engine: rows; python: one env each)")
+    engine: Literal["fast", "python"] = Field(
+        "fast", description="fast: all games in lockstep on the compiled core, opponents in batch; "
+                            "python: one Python env per game (any opponent, the expert included)")
     vec_env: Literal["subproc", "dummy"] = Field(
-        "subproc", description="subproc: one process per env; dummy: all in this process")
+        "subproc", description="python engine: subproc, one process per env; dummy: in process")
     torch_threads: int = Field(1, ge=1, le=64, description="torch threads for the learner")
     progress_bar: bool = Field(True, description="show a progress bar in the terminal")
 
@@ -138,12 +170,15 @@ class RunConfig(_Section):
 
     name: str = Field(description="config name, part of the run name", pattern=r"^[A-Za-z0-9_.-]+$")
     seed: int = Field(0, ge=0, description="seeds Python, NumPy, Torch and the environments")
+    algo: Literal["ppo", "dmc"] = Field(
+        "ppo", description="ppo: MaskablePPO; dmc: Deep Monte-Carlo Q regression (training.dmc)")
     env: EnvConfig = EnvConfig()
     opponents: list[OpponentConfig] = Field(
         default_factory=lambda: [OpponentConfig(agent="greedy")], min_length=1)
     selfplay: SelfPlayConfig = SelfPlayConfig()
     policy: PolicyConfig = PolicyConfig()
     ppo: PPOConfig = PPOConfig()
+    dmc: DMCConfig = DMCConfig()
     train: TrainConfig = TrainConfig()
     eval: EvalConfig = EvalConfig()
     init_from: str | None = Field(None, description="start from this checkpoint's weights")
@@ -151,9 +186,24 @@ class RunConfig(_Section):
     @model_validator(mode="after")
     def _batch(self) -> RunConfig:
         rollout = self.ppo.n_steps * self.train.n_envs
-        if self.ppo.batch_size > rollout:
+        if self.algo == "ppo" and self.ppo.batch_size > rollout:
             raise ValueError(f"ppo.batch_size: got {self.ppo.batch_size}; allowed: at most "
                              f"ppo.n_steps * train.n_envs = {rollout}")
+        if self.train.engine == "fast":
+            for o in self.opponents:
+                if o.agent in STATEFUL_OPPONENTS:
+                    raise ValueError(f"opponents: {o.agent!r} keeps memory between moves and "
+                                     f"cannot act for many games in one batch; use "
+                                     f"train.engine: python for it")
+            if self.selfplay.fallback in STATEFUL_OPPONENTS:
+                raise ValueError(f"selfplay.fallback: {self.selfplay.fallback!r} cannot act in "
+                                 f"batch; use train.engine: python for it")
+        if self.algo == "dmc":
+            if self.train.engine != "fast":
+                raise ValueError("algo 'dmc' runs on train.engine: fast only")
+            if self.env.reward != "points":
+                raise ValueError("algo 'dmc' learns from deal returns in points: set "
+                                 "env.reward: points")
         return self
 
     @property

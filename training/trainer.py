@@ -1,4 +1,10 @@
-"""``crib train``: MaskablePPO on the single-agent env against a weighted opponent mixture.
+"""``crib train``: MaskablePPO or Deep Monte-Carlo against a weighted opponent mixture.
+
+``train.engine: fast`` (the default) steps all ``train.n_envs`` games in lockstep on the compiled
+core (``crib_env.vector``), every opponent acting for all the rows that face it in one call
+(``training.batch_opponents``); ``python`` runs one ``SingleAgentCribbageEnv`` per env (needed for
+an opponent that keeps memory, the expert). ``algo: ppo`` is MaskablePPO; ``algo: dmc`` is Deep
+Monte-Carlo (``training.dmc``), fast engine only.
 
 A run lives in ``OUTPUT_DIR/RUN_NAME/`` with ``RUN_NAME = {env}__{config}__{seed}__{time}``:
 
@@ -32,6 +38,8 @@ import numpy as np
 import torch
 
 from agents.learned import LearnedAgent, load_network, resolve_checkpoint
+from crib_env.cards import N_CARDS
+from crib_env.fast import DEAL_NO
 
 from .checkpoint import (
     atomic_write_text,
@@ -94,7 +102,12 @@ def find_run_to_resume(output_dir: Path, name: str) -> Path:
 
 
 class Trainer:
-    """One run: builds the envs and the model, trains, evaluates, checkpoints."""
+    """One run: builds the envs and the model, trains, evaluates, checkpoints.
+
+    The algorithm-specific parts (``PPOTrainer``, ``DMCTrainer``) build the learner and run its
+    loop; this class owns what they share: seeding, evaluation, checkpoints, the self-play pool
+    and the schedule of evaluations and snapshots between updates.
+    """
 
     def __init__(self, cfg: RunConfig, run_dir: Path, resume: bool) -> None:
         self.cfg = cfg
@@ -106,44 +119,49 @@ class Trainer:
         self.first_beat_greedy: dict[str, float] | None = None
         self.wall_before = 0.0  # training seconds of earlier sessions of this run (resume)
         self.last_eval: dict[str, Any] | None = None
+        self.self_slots = None  # fast engine: the self-play slots to refresh after a snapshot
+        self.timings = {"env": 0.0, "forward": 0.0, "update": 0.0}
 
-    # -- set-up --
+    # -- what an algorithm provides --
+
+    network: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    num_timesteps: int
+    n_updates: int
+    logger: Any
 
     def build(self) -> None:
-        from sb3_contrib import MaskablePPO
-        from stable_baselines3.common.logger import configure
-        from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+        raise NotImplementedError
 
-        from .policy import NetworkPolicy
+    def learn(self, steps: int) -> None:
+        raise NotImplementedError
+
+    # -- set-up shared by the algorithms --
+
+    def env_seed(self) -> int:
+        """Fresh deals on resume, not a replay of step 0."""
+        return self.cfg.seed + (self.num_timesteps if self.resume else 0)
+
+    def fast_opponents(self) -> Any:
+        """The config's opponents as the vector env's batch mixture (``"random"`` alone runs
+        inside the compiled kernel)."""
+        from .batch_opponents import batch_mixture
 
         cfg = self.cfg
-        torch.set_num_threads(cfg.train.torch_threads)
-        # -- seeding: Python, NumPy and Torch here; each env gets seed + rank from the VecEnv --
-        seed_everything(cfg.seed)
-        config = cfg.model_dump(mode="json")
-        pool = str(self.pool_dir) if self.uses_pool else None
-        fns = [functools.partial(make_env, rank, config, pool) for rank in range(cfg.train.n_envs)]
-        vec_cls = SubprocVecEnv if cfg.train.vec_env == "subproc" and cfg.train.n_envs > 1 \
-            else DummyVecEnv
-        self.env = vec_cls(fns)
-        ppo = cfg.ppo.model_dump()
-        self.model = MaskablePPO(
-            NetworkPolicy, self.env, device="cpu", verbose=0, seed=None,
-            policy_kwargs={"arch": cfg.policy.arch, "arch_kwargs": cfg.policy.arch_kwargs()},
-            **ppo)
-        self.model.set_logger(configure(str(self.run_dir / "tb"), ["tensorboard"]))
-        env_seed = cfg.seed
+        specs = [(o.agent, o.weight) for o in cfg.opponents]
+        if [s for s, _ in specs] == ["random"]:
+            return "random"
+        members, self.self_slots, _ = batch_mixture(
+            specs, self.pool_dir if self.uses_pool else None, cfg.selfplay.pool_size,
+            cfg.selfplay.fallback, seed=cfg.seed)
+        return members
+
+    def start_weights(self) -> None:
         if self.resume:
             self._restore(self.run_dir / "latest")
-            env_seed = cfg.seed + self.model.num_timesteps  # fresh deals, not a replay of step 0
-        elif cfg.init_from:
-            net, _ = load_network(cfg.init_from)
+        elif self.cfg.init_from:
+            net, _ = load_network(self.cfg.init_from)
             self.network.load_state_dict(net.state_dict())
-        self.env.seed(env_seed)
-
-    @property
-    def network(self) -> torch.nn.Module:
-        return self.model.policy.network
 
     def _restore(self, folder: Path) -> None:
         meta, optimizer, rng = load_training_state(folder)
@@ -154,10 +172,10 @@ class Trainer:
                              f"{self.cfg.policy.arch!r} with {self.cfg.policy.arch_kwargs()}")
         net, _ = load_network(folder)
         self.network.load_state_dict(net.state_dict())
-        self.model.policy.optimizer.load_state_dict(optimizer)
+        self.optimizer.load_state_dict(optimizer)
         training = meta["training"]
-        self.model.num_timesteps = int(training["num_timesteps"])
-        self.model._n_updates = int(training["n_updates"])
+        self.num_timesteps = int(training["num_timesteps"])
+        self.n_updates = int(training["n_updates"])
         self.best_score = training.get("best_score")
         self.first_beat_greedy = training.get("first_beat_greedy")
         self.wall_before = float(training.get("wall_seconds", 0.0))
@@ -168,24 +186,27 @@ class Trainer:
 
     def save(self, folder: Path, with_state: bool = True) -> Path:
         cfg = self.cfg
-        steps = self.model.num_timesteps
+        steps = self.num_timesteps
         info = {
             "name": f"{self.run_dir.name}@{steps}",
             "run": self.run_dir.name,
             "config": cfg.name,
+            "algo": cfg.algo,
+            "engine": cfg.train.engine,
             "num_timesteps": steps,
+            "run_config": cfg.model_dump(mode="json"),
             "training": {
                 "num_timesteps": steps,
-                "n_updates": self.model._n_updates,
+                "n_updates": self.n_updates,
                 "best_score": self.best_score,
                 "first_beat_greedy": self.first_beat_greedy,
-                "wall_seconds": self.wall_seconds(),
+                "wall_seconds": round(self.wall_seconds(), 1),
             },
             "eval": self.last_eval,
         }
         return save_checkpoint(
             folder, self.network, cfg.policy.arch, cfg.policy.arch_kwargs(), info,
-            optimizer=self.model.policy.optimizer.state_dict() if with_state else None,
+            optimizer=self.optimizer.state_dict() if with_state else None,
             rng=rng_state() if with_state else None)
 
     def wall_seconds(self) -> float:
@@ -206,11 +227,14 @@ class Trainer:
             self.network.train(was_training)
         return results
 
-    def periodic(self, logger) -> None:
-        """Evaluate, log, checkpoint latest (and best), snapshot for self-play."""
+    def periodic(self) -> None:
+        """Evaluate, log, checkpoint latest (and best)."""
         cfg = self.cfg
-        steps = self.model.num_timesteps
+        logger = self.logger
+        steps = self.num_timesteps
+        started = time.time()
         results = self.evaluate(cfg.eval.games)
+        self.eval_seconds += time.time() - started
         for opponent, r in results.items():
             logger.record(f"eval/win_rate/{opponent}", r["win_rate"])
             logger.record(f"eval/points_per_game/{opponent}", r["points_per_game"])
@@ -238,32 +262,177 @@ class Trainer:
         with open(self.run_dir / "evals.jsonl", "a", encoding="utf-8") as f:
             f.write(json.dumps(line) + "\n")
         logger.dump(steps)
+        self.print_progress(results)
+
+    def print_progress(self, results: dict[str, Any]) -> None:
+        if not self.cfg.train.progress_bar:
+            return
+        rates = "  ".join(f"{o} {r['win_rate']:.1%}" for o, r in results.items())
+        print(f"step {self.num_timesteps:>10,}  {self.wall_seconds():7.0f} s  win rate: {rates}",
+              flush=True)
 
     def snapshot(self) -> None:
         from .selfplay import add_snapshot
 
         staging = self.run_dir / ".snapshot"
         self.save(staging, with_state=False)
-        add_snapshot(self.pool_dir, staging, self.model.num_timesteps,
-                     self.cfg.selfplay.pool_size)
+        add_snapshot(self.pool_dir, staging, self.num_timesteps, self.cfg.selfplay.pool_size)
+        if self.self_slots is not None:
+            self.self_slots.refresh()
+
+    # -- the schedule --
+
+    def schedule_from(self, steps: int) -> None:
+        cfg = self.cfg
+        self.next_eval = (steps // cfg.eval.every + 1) * cfg.eval.every
+        snap = cfg.selfplay.snapshot_every
+        self.next_snapshot = (steps // snap + 1) * snap
+
+    def between_updates(self) -> None:
+        """Snapshots and evaluations that fall due; called when the weights are those of every
+        step counted so far (after an update, before the next rollout)."""
+        cfg = self.cfg
+        steps = self.num_timesteps
+        if self.uses_pool and steps >= self.next_snapshot:
+            self.snapshot()
+            self.next_snapshot = (steps // cfg.selfplay.snapshot_every + 1) \
+                * cfg.selfplay.snapshot_every
+        if steps >= self.next_eval:
+            self.periodic()
+            self.next_eval = (steps // cfg.eval.every + 1) * cfg.eval.every
+
+    def log_speed(self) -> None:
+        """Steps per second of this session, evaluations excluded, and where the time went."""
+        elapsed = time.time() - self.started - self.eval_seconds
+        steps = self.num_timesteps - self.steps_at_start
+        self.logger.record("charts/SPS", steps / elapsed if elapsed > 0 else 0.0)
+        for part, seconds in self.timings.items():
+            self.logger.record(f"time/{part}_seconds", seconds)
 
     # -- the loop --
 
     def train(self) -> None:
+        cfg = self.cfg
+        remaining = cfg.train.total_timesteps - self.num_timesteps
+        self.started = time.time()
+        self.eval_seconds = 0.0
+        self.steps_at_start = self.num_timesteps
+        self.schedule_from(self.num_timesteps)
+        if cfg.eval.at_start and self.num_timesteps == 0:
+            self.periodic()
+        if remaining > 0:
+            self.learn(remaining)
+        if self.uses_pool and not (self.pool_dir / f"step_{self.num_timesteps:010d}").exists():
+            self.snapshot()
+        if self.last_eval is None or self.last_eval["step"] != self.num_timesteps:
+            self.periodic()
+        self.close()
+
+    def close(self) -> None:
+        pass
+
+    def summary(self) -> dict[str, Any]:
+        seconds = time.time() - self.started
+        steps = self.num_timesteps - self.steps_at_start
+        training_seconds = seconds - self.eval_seconds
+        return {"run": self.run_dir.name, "algo": self.cfg.algo, "engine": self.cfg.train.engine,
+                "num_timesteps": self.num_timesteps,
+                "session_steps": steps, "session_seconds": round(seconds, 1),
+                "steps_per_second": round(steps / training_seconds, 1)
+                if training_seconds > 0 else None,
+                "time_split_seconds": {k: round(v, 1) for k, v in self.timings.items()},
+                "eval_seconds": round(self.eval_seconds, 1),
+                "wall_seconds": round(self.wall_seconds(), 1), "best_score": self.best_score,
+                "first_beat_greedy": self.first_beat_greedy, "last_eval": self.last_eval}
+
+
+class PPOTrainer(Trainer):
+    """MaskablePPO (sb3-contrib) on the fast vector env or on Python envs."""
+
+    def build(self) -> None:
+        from sb3_contrib import MaskablePPO
+        from stable_baselines3.common.logger import configure
+
+        from .policy import NetworkPolicy
+
+        cfg = self.cfg
+        torch.set_num_threads(cfg.train.torch_threads)
+        seed_everything(cfg.seed)
+        self.env = self._fast_env() if cfg.train.engine == "fast" else self._python_envs()
+        self.model = MaskablePPO(
+            NetworkPolicy, self.env, device="cpu", verbose=0, seed=None,
+            policy_kwargs={"arch": cfg.policy.arch, "arch_kwargs": cfg.policy.arch_kwargs()},
+            **cfg.ppo.model_dump())
+        self.model.set_logger(configure(str(self.run_dir / "tb"), ["tensorboard"]))
+        self.start_weights()
+        self.env.seed(self.env_seed())
+
+    def _fast_env(self):
+        from agents.learned import input_size, network_input_batch
+
+        from .fast_vec_env import FastVecEnv
+
+        cfg = self.cfg
+        features = cfg.policy.features
+
+        def inputs(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+            return network_input_batch(obs, masks, features)
+
+        return FastVecEnv(cfg.train.n_envs, opponent=self.fast_opponents(), seat=cfg.env.seat,
+                          reward=cfg.env.reward, episode=cfg.env.episode,
+                          target_score=cfg.env.target_score,
+                          obs_transform=inputs if features else None,
+                          obs_size=input_size(features))
+
+    def _python_envs(self):
+        from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+        cfg = self.cfg
+        config = cfg.model_dump(mode="json")
+        pool = str(self.pool_dir) if self.uses_pool else None
+        fns = [functools.partial(make_env, rank, config, pool) for rank in range(cfg.train.n_envs)]
+        vec_cls = SubprocVecEnv if cfg.train.vec_env == "subproc" and cfg.train.n_envs > 1 \
+            else DummyVecEnv
+        return vec_cls(fns)
+
+    @property
+    def network(self) -> torch.nn.Module:
+        return self.model.policy.network
+
+    @property
+    def optimizer(self) -> torch.optim.Optimizer:
+        return self.model.policy.optimizer
+
+    @property
+    def logger(self):
+        return self.model.logger
+
+    @property
+    def num_timesteps(self) -> int:
+        return self.model.num_timesteps
+
+    @num_timesteps.setter
+    def num_timesteps(self, value: int) -> None:
+        self.model.num_timesteps = value
+
+    @property
+    def n_updates(self) -> int:
+        return self.model._n_updates
+
+    @n_updates.setter
+    def n_updates(self, value: int) -> None:
+        self.model._n_updates = value
+
+    def learn(self, steps: int) -> None:
         from stable_baselines3.common.callbacks import BaseCallback
 
         trainer = self
-        cfg = self.cfg
 
         class Callback(BaseCallback):
             def _on_training_start(self) -> None:
                 self.stats: dict[str, list[float]] = {"pegging_per_deal": [], "hand_per_deal": [],
                                                       "crib_per_deal": []}
-                self.t0, self.s0 = time.time(), self.model.num_timesteps
-                every = cfg.eval.every
-                self.next_eval = (self.s0 // every + 1) * every
-                snap = cfg.selfplay.snapshot_every
-                self.next_snapshot = (self.s0 // snap + 1) * snap
+                self.rollout_started = time.time()
 
             def _on_step(self) -> bool:
                 for info in self.locals.get("infos", ()):
@@ -274,49 +443,122 @@ class Trainer:
                 return True
 
             def _on_rollout_start(self) -> None:
-                # Here, not in _on_step: the previous rollout's update is done, so the weights
-                # saved and evaluated are those of every step counted so far.
-                steps = self.model.num_timesteps
-                if trainer.uses_pool and steps >= self.next_snapshot:
-                    trainer.snapshot()
-                    self.next_snapshot = (steps // cfg.selfplay.snapshot_every + 1) \
-                        * cfg.selfplay.snapshot_every
-                if steps >= self.next_eval:
-                    trainer.periodic(self.logger)
-                    self.next_eval = (steps // cfg.eval.every + 1) * cfg.eval.every
+                # The previous rollout's update is done here, so the weights saved and evaluated
+                # are those of every step counted so far.
+                if hasattr(self, "rollout_ended"):
+                    trainer.timings["update"] += time.time() - self.rollout_ended
+                trainer.between_updates()
+                self.rollout_started = time.time()
 
             def _on_rollout_end(self) -> None:
-                elapsed = time.time() - self.t0
-                self.logger.record("charts/SPS", (self.model.num_timesteps - self.s0) / elapsed
-                                   if elapsed > 0 else 0.0)
+                self.rollout_ended = time.time()
+                trainer.timings["env"] += self.rollout_ended - self.rollout_started
+                trainer.log_speed()
                 for key, values in self.stats.items():
                     if values:
                         self.logger.record(f"game/{key}", float(np.mean(values)))
                     values.clear()
 
-        remaining = cfg.train.total_timesteps - self.model.num_timesteps
-        self.started = time.time()
-        self.steps_at_start = self.model.num_timesteps
-        if cfg.eval.at_start and self.model.num_timesteps == 0:
-            self.periodic(self.model.logger)
-        if remaining > 0:
-            self.model.learn(total_timesteps=remaining, callback=Callback(),
-                             reset_num_timesteps=False, progress_bar=cfg.train.progress_bar,
-                             log_interval=1)
-        if self.uses_pool and not (self.pool_dir / f"step_{self.model.num_timesteps:010d}").exists():
-            self.snapshot()
-        if self.last_eval is None or self.last_eval["step"] != self.model.num_timesteps:
-            self.periodic(self.model.logger)
+        self.model.learn(total_timesteps=steps, callback=Callback(), reset_num_timesteps=False,
+                         progress_bar=self.cfg.train.progress_bar, log_interval=1)
+
+    def close(self) -> None:
         self.env.close()
 
-    def summary(self) -> dict[str, Any]:
-        seconds = time.time() - self.started
-        steps = self.model.num_timesteps - self.steps_at_start
-        return {"run": self.run_dir.name, "num_timesteps": self.model.num_timesteps,
-                "session_steps": steps, "session_seconds": round(seconds, 1),
-                "steps_per_second": round(steps / seconds, 1) if seconds > 0 else None,
-                "wall_seconds": round(self.wall_seconds(), 1), "best_score": self.best_score,
-                "first_beat_greedy": self.first_beat_greedy, "last_eval": self.last_eval}
+
+class DMCTrainer(Trainer):
+    """Deep Monte-Carlo on the fast vector env (``training.dmc``)."""
+
+    def build(self) -> None:
+        from stable_baselines3.common.logger import configure
+
+        from agents.learned import build_network
+        from crib_env.vector import CribbageVectorEnv
+
+        cfg = self.cfg
+        torch.set_num_threads(cfg.train.torch_threads)
+        seed_everything(cfg.seed)
+        self.network = build_network(cfg.policy.arch, **cfg.policy.arch_kwargs())
+        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=cfg.dmc.learning_rate)
+        self.logger = configure(str(self.run_dir / "tb"), ["tensorboard"])
+        self.num_timesteps = 0
+        self.n_updates = 0
+        self.env = CribbageVectorEnv(cfg.train.n_envs, opponent=self.fast_opponents(),
+                                     seat=cfg.env.seat, reward="points", episode=cfg.env.episode,
+                                     target_score=cfg.env.target_score)
+        self.start_weights()
+
+    def learn(self, steps: int) -> None:
+        from agents.learned import network_input_batch
+
+        from .dmc import DealBuffer, SampleStore, choose, deal_changed, q_update
+
+        cfg = self.cfg
+        d = cfg.dmc
+        env = self.env
+        features = cfg.policy.features
+        rng = np.random.default_rng([cfg.seed, self.num_timesteps])
+        obs, info = env.reset(seed=self.env_seed())
+        masks = info["action_mask"]
+        width = network_input_batch(obs[:1], masks[:1], features).shape[1]
+        deals = DealBuffer.empty(env.num_envs, width)
+        store = SampleStore(width, d.samples_per_update)
+        end = self.num_timesteps + steps
+        returns: list[float] = []
+        progress = _progress(self.cfg.train.progress_bar, steps)
+        while self.num_timesteps < end:
+            self.between_updates()
+            while not store.full() and self.num_timesteps < end:
+                t0 = time.time()
+                inputs = network_input_batch(obs, masks, features) if features else obs
+                with torch.inference_mode():
+                    self.network.eval()
+                    q = self.network(torch.from_numpy(inputs))[:, :N_CARDS].numpy()
+                t1 = time.time()
+                actions = choose(q, masks, d.epsilon, rng)
+                deals.record(inputs, masks, actions)
+                deal_before = env.state[:, DEAL_NO].copy()
+                obs, rewards, done, _, info = env.step(actions)
+                masks = info["action_mask"]
+                deals.reward(rewards)
+                ended = np.flatnonzero(deal_changed(env.state, deal_before, done))
+                if ended.size:
+                    store.add(*deals.close(ended))
+                for i in np.flatnonzero(done):
+                    own, opp = info["final_scores"][i]
+                    returns.append(float(own - opp))
+                self.num_timesteps += env.num_envs
+                progress.update(env.num_envs)
+                self.timings["forward"] += t1 - t0
+                self.timings["env"] += time.time() - t1
+            if store.size < d.batch_size:
+                break  # the budget ended before a full minibatch: nothing more to learn from
+            t0 = time.time()
+            stats = q_update(self.network, self.optimizer, store, d.batch_size, d.passes,
+                             d.max_grad_norm, rng)
+            self.timings["update"] += time.time() - t0
+            store.clear()
+            self.n_updates += 1
+            for key, value in stats.items():
+                self.logger.record(f"train/{key}", value)
+            self.logger.record("train/epsilon", d.epsilon)
+            self.logger.record("train/n_updates", self.n_updates)
+            if returns:
+                self.logger.record("rollout/ep_rew_mean", float(np.mean(returns[-100:])))
+                self.logger.record("rollout/games", len(returns))
+            self.log_speed()
+            self.logger.dump(self.num_timesteps)
+        progress.close()
+
+
+def _progress(enabled: bool, total: int):
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="step", unit_scale=True, disable=not enabled, leave=False,
+                dynamic_ncols=True)
+
+
+TRAINERS = {"ppo": PPOTrainer, "dmc": DMCTrainer}
 
 
 def _final_table(cfg: RunConfig, run_dir: Path, trainer: Trainer) -> list[dict[str, Any]]:
@@ -354,7 +596,7 @@ def train(cfg: RunConfig, output_dir: Path | None = None, resume: bool = False) 
         run_dir = output_dir / run_name(cfg)
         run_dir.mkdir(parents=True, exist_ok=False)
     atomic_write_text(run_dir / "config.yaml", dump_config(cfg))
-    trainer = Trainer(cfg, run_dir, resume)
+    trainer = TRAINERS[cfg.algo](cfg, run_dir, resume)
     trainer.build()
     trainer.train()
     summary = trainer.summary()
