@@ -45,6 +45,7 @@ from . import fast
 from .cards import N_CARDS
 from .fast import (
     CRIB_PTS,
+    SINGLE_DEAL,
     DEALER,
     HAND_PTS,
     HEELS_PTS,
@@ -60,9 +61,10 @@ from .fast import (
     encode_obs,
     init_game,
     legal_bits,
+    apply_action,
+    next_deal,
     rand_below,
     random_action,
-    step_game,
 )
 from .game import DEFAULT_TARGET, IllegalActionError
 from .observation import OBS_SIZE
@@ -73,7 +75,34 @@ EPISODE_MODES = ("game", "deal")
 BatchPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
+#: what ``infos["deal_points"]`` holds per row for a deal that ended in the step (player terms)
+DEAL_POINT_FIELDS = ("peg0", "peg1", "hand0", "hand1", "crib", "heels", "dealer")
+
+
 # -- kernels -----------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _step(S, b, card, deal_points, deal_ended):
+    """``fast.step_game``, keeping the points of a deal that ends (``deal_points[b]``) before the
+    next deal clears them."""
+    err = apply_action(S, b, card)
+    if err != OK:
+        return err
+    phase = S[b, PHASE]
+    if phase == P_DEAL_OVER or phase == P_GAME_OVER:
+        deal_ended[b] = 1
+        out = deal_points[b]
+        out[0] = S[b, PEG]
+        out[1] = S[b, PEG + 1]
+        out[2] = S[b, HAND_PTS]
+        out[3] = S[b, HAND_PTS + 1]
+        out[4] = S[b, CRIB_PTS]
+        out[5] = S[b, HEELS_PTS]
+        out[6] = S[b, DEALER]
+        if phase == P_DEAL_OVER and S[b, SINGLE_DEAL] == 0:
+            next_deal(S, b)
+    return OK
+
 
 @njit(cache=True)
 def _first_illegal(S, actions):
@@ -90,22 +119,22 @@ def _live(S, b):
 
 
 @njit(cache=True)
-def _opponent_random(S, seats, b):
+def _opponent_random(S, seats, b, deal_points, deal_ended):
     while _live(S, b) and S[b, TO_MOVE] != seats[b]:
-        step_game(S, b, random_action(S, b))
+        _step(S, b, random_action(S, b), deal_points, deal_ended)
 
 
 @njit(cache=True)
-def _apply_learner(S, seats, actions, before, opp_random):
+def _apply_learner(S, seats, actions, before, opp_random, deal_points, deal_ended):
     """Learner moves (already checked legal), then random opponent replies; remember the scores
     before the move for the reward."""
     for b in range(S.shape[0]):
         seat = seats[b]
         before[b, 0] = S[b, SCORE + seat]
         before[b, 1] = S[b, SCORE + 1 - seat]
-        step_game(S, b, actions[b])
+        _step(S, b, actions[b], deal_points, deal_ended)
         if opp_random:
-            _opponent_random(S, seats, b)
+            _opponent_random(S, seats, b, deal_points, deal_ended)
 
 
 @njit(cache=True)
@@ -130,10 +159,10 @@ def _encode_rows(S, rows, k, players, obs, masks):
 
 
 @njit(cache=True)
-def _opponent_moves(S, rows, k, actions):
+def _opponent_moves(S, rows, k, actions, deal_points, deal_ended):
     """Apply the opponent's chosen cards; returns the index of the first illegal one or -1."""
     for i in range(k):
-        if step_game(S, rows[i], actions[i]) != OK:
+        if _step(S, rows[i], actions[i], deal_points, deal_ended) != OK:
             return i
     return -1
 
@@ -152,7 +181,7 @@ def _deal_margin(S, b, seat):
 
 @njit(cache=True)
 def _finish(S, seats, before, reward_points, target, single_deal, seat_mode, opp_random,
-            opp_ids, cumulative, rewards, done, final_obs, final_scores):
+            opp_ids, cumulative, deal_points, deal_ended, rewards, done, final_obs, final_scores):
     """Rewards and episode ends; finished rows are encoded into ``final_obs`` and restarted."""
     for b in range(S.shape[0]):
         seat = seats[b]
@@ -174,7 +203,7 @@ def _finish(S, seats, before, reward_points, target, single_deal, seat_mode, opp
             final_scores[b, 0] = own
             final_scores[b, 1] = opp
             _restart(S, seats, b, target, single_deal, seat_mode, opp_random, opp_ids,
-                     cumulative)
+                     cumulative, deal_points, deal_ended)
 
 
 #: resolution of the weighted draw of a row's opponent
@@ -193,7 +222,8 @@ def _draw_member(S, b, cumulative):
 
 
 @njit(cache=True)
-def _restart(S, seats, b, target, single_deal, seat_mode, opp_random, opp_ids, cumulative):
+def _restart(S, seats, b, target, single_deal, seat_mode, opp_random, opp_ids, cumulative,
+             deal_points, deal_ended):
     """A new game in row ``b`` from the row's own stream (``seat_mode`` -1: random seat); with
     more than one opponent, the row's opponent for the episode is drawn too."""
     if seat_mode < 0:
@@ -202,16 +232,18 @@ def _restart(S, seats, b, target, single_deal, seat_mode, opp_random, opp_ids, c
         opp_ids[b] = _draw_member(S, b, cumulative)
     init_game(S, b, -1, target, -1, single_deal)
     if opp_random:
-        _opponent_random(S, seats, b)
+        _opponent_random(S, seats, b, deal_points, deal_ended)
 
 
 @njit(cache=True)
-def _reset_all(S, seeds, seats, target, single_deal, seat_mode, opp_random, opp_ids, cumulative):
+def _reset_all(S, seeds, seats, target, single_deal, seat_mode, opp_random, opp_ids, cumulative,
+               deal_points, deal_ended):
     for b in range(S.shape[0]):
         fast.seed_row(S, b, seeds[b])
         seats[b] = seat_mode
         opp_ids[b] = 0
-        _restart(S, seats, b, target, single_deal, seat_mode, opp_random, opp_ids, cumulative)
+        _restart(S, seats, b, target, single_deal, seat_mode, opp_random, opp_ids, cumulative,
+                 deal_points, deal_ended)
 
 
 @njit(cache=True)
@@ -270,6 +302,8 @@ class CribbageVectorEnv(VectorEnv):
         self._obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
         self._masks = np.zeros((n, N_CARDS), dtype=np.int8)
         self._rows = np.zeros(n, dtype=np.int64)
+        self._deal_points = np.zeros((n, len(DEAL_POINT_FIELDS)), dtype=np.int64)
+        self._deal_ended = np.zeros(n, dtype=np.int64)
         self._needs_reset = True
 
     # -- gymnasium VectorEnv API ----------------------------------------------------------------
@@ -280,7 +314,8 @@ class CribbageVectorEnv(VectorEnv):
         seeds = np.random.SeedSequence(seed).generate_state(self.num_envs, dtype=np.uint64)
         seeds = (seeds >> np.uint64(1)).astype(np.int64)
         _reset_all(self.state, seeds, self.seats, self.target_score, self.episode == "deal",
-                   self._seat_mode, self._opp_random, self.opponent_ids, self._cumulative)
+                   self._seat_mode, self._opp_random, self.opponent_ids, self._cumulative,
+                   self._deal_points, self._deal_ended)
         self._play_opponent()
         self._needs_reset = False
         _observe_all(self.state, self.seats, self._obs, self._masks)
@@ -299,7 +334,9 @@ class CribbageVectorEnv(VectorEnv):
             raise IllegalActionError(f"row {bad}: card {int(actions[bad])} is not legal for the "
                                      f"learner (legal: {np.flatnonzero(self._masks[bad]).tolist()})")
         n = self.num_envs
-        _apply_learner(self.state, self.seats, actions, self._before, self._opp_random)
+        self._deal_ended[:] = 0
+        _apply_learner(self.state, self.seats, actions, self._before, self._opp_random,
+                       self._deal_points, self._deal_ended)
         self._play_opponent()
         rewards = np.zeros(n, dtype=np.float32)
         done = np.zeros(n, dtype=np.bool_)
@@ -307,12 +344,15 @@ class CribbageVectorEnv(VectorEnv):
         final_scores = np.zeros((n, 2), dtype=np.int64)
         _finish(self.state, self.seats, self._before, self.reward_mode == "points",
                 self.target_score, self.episode == "deal", self._seat_mode, self._opp_random,
-                self.opponent_ids, self._cumulative, rewards, done, final_obs, final_scores)
+                self.opponent_ids, self._cumulative, self._deal_points, self._deal_ended,
+                rewards, done, final_obs, final_scores)
         if done.any():
             self._play_opponent()  # an opponent who moves first in a restarted game
         _observe_all(self.state, self.seats, self._obs, self._masks)
+        ended = self._deal_ended.astype(np.bool_)
         infos = {"action_mask": self._masks.copy(), "final_obs": final_obs, "_final_obs": done.copy(),
-                 "final_scores": final_scores, "_final_scores": done.copy()}
+                 "final_scores": final_scores, "_final_scores": done.copy(),
+                 "deal_points": self._deal_points.copy(), "_deal_points": ended}
         return self._obs.copy(), rewards, done, np.zeros(n, dtype=np.bool_), infos
 
     def action_masks(self) -> np.ndarray:
@@ -347,7 +387,8 @@ class CribbageVectorEnv(VectorEnv):
                     raise ValueError(f"the opponent policy returned shape {chosen.shape} for "
                                      f"{mine.size} observations")
                 actions[mine] = chosen
-            bad = _opponent_moves(self.state, self._rows, k, actions)
+            bad = _opponent_moves(self.state, self._rows, k, actions, self._deal_points,
+                                  self._deal_ended)
             if bad >= 0:
                 raise IllegalActionError(f"the opponent chose illegal card {int(actions[bad])} in "
                                          f"row {int(self._rows[bad])}")

@@ -113,6 +113,9 @@ class DMCConfig(_Section):
     batch_size: int = Field(1024, ge=8, description="minibatch of the regression")
     passes: int = Field(1, ge=1, le=16, description="passes over each update's samples")
     max_grad_norm: float = Field(10.0, gt=0)
+    controllable_return: bool = Field(
+        True, description="regress on the part of the deal return the decision can change: "
+                          "the pegging for a card laid, all but the opponent's hand for a discard")
 
     @model_validator(mode="after")
     def _batch(self) -> DMCConfig:

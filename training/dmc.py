@@ -25,12 +25,14 @@ import torch
 from torch import nn
 
 from crib_env.cards import N_CARDS
-from crib_env.fast import DEAL_NO
+from crib_env.game import Phase
+from crib_env.observation import SLICES
 
 #: most learner decisions in one deal: two discards and four cards laid
 MAX_DECISIONS_PER_DEAL = 6
 #: targets are points / RETURN_SCALE, so a network's outputs stay near unit size
 RETURN_SCALE = 10.0
+_PLAYING = SLICES["phase"].start + int(Phase.PLAY)
 #: decisions of each update on which the greedy policy is compared before and after it
 POLICY_PROBE = 4096
 
@@ -43,6 +45,7 @@ class DealBuffer:
     masks: np.ndarray     # (B, MAX, 52) int8: the legal cards
     actions: np.ndarray   # (B, MAX) int64
     rewards: np.ndarray   # (B, MAX) float32: reward received at each decision's step
+    playing: np.ndarray   # (B, MAX) bool: the decision lays a card (else it discards)
     length: np.ndarray    # (B,) int64
 
     @classmethod
@@ -51,9 +54,11 @@ class DealBuffer:
                    np.zeros((rows, MAX_DECISIONS_PER_DEAL, N_CARDS), dtype=np.int8),
                    np.zeros((rows, MAX_DECISIONS_PER_DEAL), dtype=np.int64),
                    np.zeros((rows, MAX_DECISIONS_PER_DEAL), dtype=np.float32),
+                   np.zeros((rows, MAX_DECISIONS_PER_DEAL), dtype=np.bool_),
                    np.zeros(rows, dtype=np.int64))
 
     def record(self, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> None:
+        """One decision per row; ``obs`` starts with the observation (features may follow)."""
         rows = np.arange(len(self.length))
         if (self.length >= MAX_DECISIONS_PER_DEAL).any():
             raise RuntimeError("a deal with more learner decisions than a deal can hold")
@@ -61,22 +66,50 @@ class DealBuffer:
         self.masks[rows, self.length] = masks
         self.actions[rows, self.length] = actions
         self.rewards[rows, self.length] = 0.0
+        self.playing[rows, self.length] = obs[:, _PLAYING] > 0
         self.length += 1
 
     def reward(self, rewards: np.ndarray) -> None:
         rows = np.arange(len(self.length))
         self.rewards[rows, self.length - 1] += rewards
 
-    def close(self, rows: np.ndarray) -> tuple[np.ndarray, ...]:
-        """The finished deals of ``rows``: (obs, masks, actions, returns-to-deal-end) of every
-        decision; those rows start empty."""
+    def close(self, rows: np.ndarray, deal_points: np.ndarray, seats: np.ndarray,
+              controllable: bool) -> tuple[np.ndarray, ...]:
+        """The finished deals of ``rows``: (obs, masks, actions, targets) of every decision; those
+        rows start empty. ``deal_points`` (len(rows), 7) are the vector env's per-deal points
+        (``crib_env.vector.DEAL_POINT_FIELDS``), ``seats`` the learner's seat in each row.
+
+        The target is the learner's margin from the decision to the end of the deal; with
+        ``controllable`` less what the decision cannot change (see ``controllable_part``)."""
         lengths = self.length[rows]
         returns = np.cumsum(self.rewards[rows, ::-1], axis=1)[:, ::-1]
+        if controllable:
+            returns = returns - fixed_part(deal_points, seats, self.playing[rows])
         keep = np.arange(MAX_DECISIONS_PER_DEAL)[None, :] < lengths[:, None]
         out = (self.obs[rows][keep], self.masks[rows][keep], self.actions[rows][keep],
                returns[keep])
         self.length[rows] = 0
         return out
+
+
+def fixed_part(deal_points: np.ndarray, seats: np.ndarray, playing: np.ndarray) -> np.ndarray:
+    """The part of a decision's deal return that no choice of the learner at that decision can
+    change, per decision (rows, MAX):
+
+    * a discard: the opponent's hand, fixed by the opponent's own cards and the random starter;
+    * a card laid: the whole show (both hands and the crib), fixed once the play begins.
+
+    Its expectation given the position is the same for every legal card, so subtracting it keeps
+    the ranking of the cards (the greedy policy) and removes its variance from the regression:
+    the play learns from the pegging margin alone, a discard from everything it can affect. (If
+    the game ends in the play the show is never counted; the credited points are used, so a
+    peg-out still shows in the target.)"""
+    opp = 1 - seats
+    own_hand = np.take_along_axis(deal_points[:, 2:4], seats[:, None], axis=1)[:, 0]
+    opp_hand = np.take_along_axis(deal_points[:, 2:4], opp[:, None], axis=1)[:, 0]
+    crib = np.where(deal_points[:, 6] == seats, 1, -1) * deal_points[:, 4]
+    show = (own_hand - opp_hand + crib).astype(np.float32)
+    return np.where(playing, show[:, None], -opp_hand.astype(np.float32)[:, None])
 
 
 def choose(q: np.ndarray, masks: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
@@ -168,6 +201,3 @@ def greedy_cards(net: nn.Module, obs: np.ndarray, masks: np.ndarray) -> np.ndarr
     return np.argmax(np.where(masks > 0, q, -np.inf), axis=1)
 
 
-def deal_changed(state: np.ndarray, deal_before: np.ndarray, done: np.ndarray) -> np.ndarray:
-    """Rows whose deal ended in the last step: a new deal began, or the game ended."""
-    return done | (state[:, DEAL_NO] != deal_before)

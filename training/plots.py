@@ -1,5 +1,6 @@
-"""``crib plot RUN_DIR``: a run's learning curves (win rate and points per game against each
-evaluation opponent, with 95% intervals) drawn from ``RUN_DIR/evals.jsonl`` to a PNG."""
+"""``crib plot RUN_DIR``: a run's learning curves (win rate by training steps and by wall time,
+and points per game, against each evaluation opponent, with 95% intervals) drawn from
+``RUN_DIR/evals.jsonl`` to a PNG."""
 
 from __future__ import annotations
 
@@ -41,24 +42,29 @@ def plot_run(run_dir: Path, output: Path | None = None) -> Path:
     evals = read_evals(run_dir)
     output = Path(output) if output is not None else run_dir / "curves.png"
     opponents = sorted({o for line in evals for o in line["results"]})
-    steps = [line["step"] for line in evals]
-    fig, (ax_win, ax_pts) = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, axes = plt.subplots(1, 3, figsize=(17, 4.5))
+    ax_win, ax_wall, ax_pts = axes
+    panels = ((ax_win, "step", "win_rate"), (ax_wall, "wall_seconds", "win_rate"),
+              (ax_pts, "step", "points_per_game"))
     for opponent in opponents:
-        rows = [(s, line["results"][opponent]) for s, line in zip(steps, evals, strict=True)
-                if opponent in line["results"]]
-        xs = [s for s, _ in rows]
-        for ax, key in ((ax_win, "win_rate"), (ax_pts, "points_per_game")):
-            ys = [r[key] for _, r in rows]
-            lo = [r[f"{key}_ci95"][0] for _, r in rows]
-            hi = [r[f"{key}_ci95"][1] for _, r in rows]
+        rows = [line for line in evals if opponent in line["results"]]
+        for ax, x_key, key in panels:
+            xs = [line.get(x_key, 0) / (60 if x_key == "wall_seconds" else 1) for line in rows]
+            results = [line["results"][opponent] for line in rows]
+            ys = [r[key] for r in results]
+            lo = [r[f"{key}_ci95"][0] for r in results]
+            hi = [r[f"{key}_ci95"][1] for r in results]
             line, = ax.plot(xs, ys, marker="o", ms=3, label=f"vs {opponent}")
             ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.15)
-    ax_win.axhline(0.5, color="grey", lw=0.8, ls="--")
-    ax_win.set(title="win rate (95% CI)", xlabel="training steps", ylabel="win rate")
+    for ax in (ax_win, ax_wall):
+        ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+        ax.set(ylabel="win rate")
+    ax_win.set(title="win rate (95% CI) by training steps", xlabel="training steps")
+    ax_wall.set(title="win rate by training wall time", xlabel="minutes of training")
     ax_pts.axhline(0.0, color="grey", lw=0.8, ls="--")
     ax_pts.set(title="points per game: final margin (95% CI)", xlabel="training steps",
                ylabel="points")
-    for ax in (ax_win, ax_pts):
+    for ax in axes:
         ax.grid(alpha=0.3)
         ax.legend()
     fig.suptitle(run_dir.name, fontsize=9)

@@ -39,7 +39,6 @@ import torch
 
 from agents.learned import LearnedAgent, load_network, resolve_checkpoint
 from crib_env.cards import N_CARDS
-from crib_env.fast import DEAL_NO
 
 from .checkpoint import (
     atomic_write_text,
@@ -265,8 +264,6 @@ class Trainer:
         self.print_progress(results)
 
     def print_progress(self, results: dict[str, Any]) -> None:
-        if not self.cfg.train.progress_bar:
-            return
         rates = "  ".join(f"{o} {r['win_rate']:.1%}" for o, r in results.items())
         print(f"step {self.num_timesteps:>10,}  {self.wall_seconds():7.0f} s  win rate: {rates}",
               flush=True)
@@ -491,7 +488,7 @@ class DMCTrainer(Trainer):
     def learn(self, steps: int) -> None:
         from agents.learned import network_input_batch
 
-        from .dmc import DealBuffer, SampleStore, choose, deal_changed, q_update
+        from .dmc import DealBuffer, SampleStore, choose, q_update
 
         cfg = self.cfg
         d = cfg.dmc
@@ -517,13 +514,14 @@ class DMCTrainer(Trainer):
                 t1 = time.time()
                 actions = choose(q, masks, d.epsilon, rng)
                 deals.record(inputs, masks, actions)
-                deal_before = env.state[:, DEAL_NO].copy()
+                seats = env.seats.copy()  # a finished game's row is restarted with a new seat
                 obs, rewards, done, _, info = env.step(actions)
                 masks = info["action_mask"]
                 deals.reward(rewards)
-                ended = np.flatnonzero(deal_changed(env.state, deal_before, done))
+                ended = np.flatnonzero(info["_deal_points"])
                 if ended.size:
-                    store.add(*deals.close(ended))
+                    store.add(*deals.close(ended, info["deal_points"][ended], seats[ended],
+                                           d.controllable_return))
                 for i in np.flatnonzero(done):
                     own, opp = info["final_scores"][i]
                     returns.append(float(own - opp))
@@ -587,6 +585,26 @@ def _final_table(cfg: RunConfig, run_dir: Path, trainer: Trainer) -> list[dict[s
     return rows
 
 
+def _curve_table(run_dir: Path) -> None:
+    """The run's evaluations as a table: the learning curve, step by step."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from .plots import read_evals
+
+    evals = read_evals(run_dir)
+    opponents = sorted({o for line in evals for o in line["results"]})
+    table = Table(title=f"learning curve of {run_dir.name} (evaluations during training)")
+    for column in ("step", "minutes", *(f"vs {o}" for o in opponents), "best"):
+        table.add_column(column, justify="right")
+    for line in evals:
+        rates = [f"{line['results'][o]['win_rate']:.1%}" if o in line["results"] else ""
+                 for o in opponents]
+        table.add_row(f"{line['step']:,}", f"{line['wall_seconds'] / 60:.1f}", *rates,
+                      "*" if line.get("best") else "")
+    Console().print(table)
+
+
 def train(cfg: RunConfig, output_dir: Path | None = None, resume: bool = False) -> Path:
     """Run (or resume) training for ``cfg``; returns the run folder."""
     output_dir = Path(output_dir) if output_dir is not None else DEFAULT_OUTPUT
@@ -601,6 +619,7 @@ def train(cfg: RunConfig, output_dir: Path | None = None, resume: bool = False) 
     trainer.train()
     summary = trainer.summary()
     if cfg.eval.final_games:
+        _curve_table(run_dir)
         summary["final"] = _final_table(cfg, run_dir, trainer)
     atomic_write_text(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     return run_dir
