@@ -102,6 +102,8 @@ class PPOConfig(_Section):
     vf_coef: float = Field(0.5, ge=0)
     max_grad_norm: float = Field(0.5, gt=0)
     target_kl: float | None = Field(None, gt=0)
+    normalize_advantage: bool = Field(True, description="scale each minibatch's advantages to "
+                                                        "mean 0, std 1")
 
 
 class DMCConfig(_Section):
@@ -137,6 +139,9 @@ class TrainConfig(_Section):
     vec_env: Literal["subproc", "dummy"] = Field(
         "subproc", description="python engine: subproc, one process per env; dummy: in process")
     torch_threads: int = Field(1, ge=1, le=64, description="torch threads for the learner")
+    max_wall_seconds: float | None = Field(
+        None, gt=0, description="also stop once the run (all resumed sessions together) has "
+                                "trained this long, evaluations included")
     progress_bar: bool = Field(True, description="show a progress bar in the terminal")
 
 

@@ -211,6 +211,11 @@ class Trainer:
     def wall_seconds(self) -> float:
         return self.wall_before + (time.time() - self.started)
 
+    def out_of_time(self) -> bool:
+        """True once ``train.max_wall_seconds`` of training have passed."""
+        limit = self.cfg.train.max_wall_seconds
+        return limit is not None and self.wall_seconds() >= limit
+
     def evaluate(self, games: int, progress: bool = False) -> dict[str, Any]:
         from .evaluate import evaluate
 
@@ -317,7 +322,7 @@ class Trainer:
         self.schedule_from(self.num_timesteps)
         if cfg.eval.at_start and self.num_timesteps == 0:
             self.periodic()
-        if remaining > 0:
+        if remaining > 0 and not self.out_of_time():
             self.learn(remaining)
         if self.uses_pool and not (self.pool_dir / f"step_{self.num_timesteps:010d}").exists():
             self.snapshot()
@@ -437,7 +442,7 @@ class PPOTrainer(Trainer):
                     if stats:
                         for key in self.stats:
                             self.stats[key].append(stats[key])
-                return True
+                return not trainer.out_of_time()
 
             def _on_rollout_start(self) -> None:
                 # The previous rollout's update is done here, so the weights saved and evaluated
@@ -503,7 +508,7 @@ class DMCTrainer(Trainer):
         end = self.num_timesteps + steps
         returns: list[float] = []
         progress = _progress(self.cfg.train.progress_bar, steps)
-        while self.num_timesteps < end:
+        while self.num_timesteps < end and not self.out_of_time():
             self.between_updates()
             while not store.full() and self.num_timesteps < end:
                 t0 = time.time()
