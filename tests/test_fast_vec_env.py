@@ -55,3 +55,27 @@ def test_obs_transform_must_match_the_declared_width():
     env = FastVecEnv(2, obs_transform=lambda obs, masks: obs[:, :10], obs_size=11)
     with pytest.raises(ValueError, match="obs_transform returned shape"):
         env.reset()
+
+
+def test_deal_stats_add_up_to_the_learners_points_of_the_deal():
+    from crib_env.cards import RANK
+
+    env = FastVecEnv(32, reward="points", episode="deal")
+    env.seed(3)
+    env.reset()
+    rng = np.random.default_rng(0)
+    checked = 0
+    while checked < 100:
+        masks = get_action_masks(env)
+        env.step_async((rng.random(masks.shape) * masks).argmax(axis=1))
+        _, _, done, infos = env.step_wait()
+        for i in np.flatnonzero(done):
+            stats = infos[i]["deal_stats"]
+            view = decode(infos[i]["terminal_observation"])
+            heels = 2 if view.is_dealer and RANK[view.starter] == 10 else 0  # the jack turned up
+            crib = stats["crib_per_deal"]
+            assert view.is_dealer or crib == 0
+            assert min(stats["pegging_per_deal"], stats["hand_per_deal"], crib) >= 0
+            assert stats["pegging_per_deal"] + stats["hand_per_deal"] + crib + heels == \
+                infos[i]["final_scores"][0]
+            checked += 1

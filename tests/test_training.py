@@ -29,9 +29,9 @@ def tiny_config(tmp: Path, total: int, name: str = "tiny", final_games: int = 0)
     """configs/smoke.yaml with a budget small enough for a unit test."""
     data = yaml.safe_load((ROOT / "configs" / "smoke.yaml").read_text())
     data["name"] = name
-    data["train"].update(total_timesteps=total, progress_bar=False)
+    data["train"].update(total_timesteps=total, progress_bar=False, n_envs=2)
     data["ppo"].update(n_steps=64, batch_size=64, n_epochs=1)
-    data["eval"].update(every=128, games=4, final_games=final_games)
+    data["eval"].update(every=128, games=4, final_games=final_games, at_start=False)
     data["selfplay"]["snapshot_every"] = 128
     path = tmp / f"{name}_{total}.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -149,7 +149,7 @@ def test_config_with_a_bad_field_names_field_and_allowed_values(tmp_path):
     bad.write_text("name: x\npolicy: {arch: transformer}\nenv: {reward: score}\nppo: {lr: 1}\n")
     result = runner.invoke(app, ["train", "--config", str(bad)])
     assert result.exit_code == 2
-    assert "policy.arch: got 'transformer'; allowed: 'cards' or 'mlp'" in result.output
+    assert "policy.arch: got 'transformer'; allowed: 'cards', 'mlp' or 'afterstate'" in result.output
     assert "env.reward: got 'score'; allowed: 'win' or 'points'" in result.output
     assert "ppo.lr: unknown field 'lr'; allowed: learning_rate" in result.output
 

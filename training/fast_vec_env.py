@@ -7,6 +7,12 @@ All ``num_envs`` games live in one process and step in one compiled call, instea
 logged), and ``env_method("action_masks")`` for MaskablePPO. ``seed(s)`` takes effect at the next
 reset, as in SB3.
 
+At the end of every deal the row's info also holds ``"deal_stats"``: the learner's pegging, hand and
+crib points of that deal (``{"deals": 1, "pegging_per_deal", "hand_per_deal", "crib_per_deal"}``,
+the crib counted as 0 when the opponent dealt), as the single-agent env reports them per episode.
+They come from the vector env's ``infos["deal_points"]`` (the deal's points kept before the next
+deal clears them); in the deal that ends a game they stop at the target, as in the single env.
+
 ``obs_transform(observations, action_masks) -> rows`` maps the batch of observations to the
 network's input (e.g. the card features of ``agents.learned.network_input``); its output width must
 match ``observation_space`` (pass ``obs_size``). The opponent is whatever ``CribbageVectorEnv`` takes:
@@ -29,6 +35,15 @@ from crib_env.vector import CribbageVectorEnv
 ObsTransform = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
+def _deal_stats(points: np.ndarray, seats: np.ndarray) -> list[dict[str, int]]:
+    """The learner's side of ``crib_env.vector``'s ``deal_points`` rows (``DEAL_POINT_FIELDS``)."""
+    peg = points[np.arange(len(seats)), seats]
+    hand = points[np.arange(len(seats)), 2 + seats]
+    crib = np.where(points[:, 6] == seats, points[:, 4], 0)
+    return [{"deals": 1, "pegging_per_deal": p, "hand_per_deal": h, "crib_per_deal": c}
+            for p, h, c in zip(peg.tolist(), hand.tolist(), crib.tolist(), strict=True)]
+
+
 class FastVecEnv(VecEnv):
     """``num_envs`` cribbage games for SB3 / MaskablePPO (see the module docstring)."""
 
@@ -48,12 +63,13 @@ class FastVecEnv(VecEnv):
         self._started = time.time()
 
     def _rows(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The network input of ``obs`` (any number of rows)."""
         if self.obs_transform is None:
             return obs
         rows = np.asarray(self.obs_transform(obs, masks), dtype=np.float32)
-        if rows.shape != (self.num_envs, *self.observation_space.shape):
+        if rows.shape != (len(obs), *self.observation_space.shape):
             raise ValueError(f"obs_transform returned shape {rows.shape}, expected "
-                             f"{(self.num_envs, *self.observation_space.shape)}")
+                             f"{(len(obs), *self.observation_space.shape)}")
         return rows
 
     def reset(self) -> np.ndarray:
@@ -70,20 +86,30 @@ class FastVecEnv(VecEnv):
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
         if self._actions is None:
             raise RuntimeError("step_wait() without step_async()")
+        seats = self.venv.seats.copy()  # a finished game restarts with a new seat
         obs, rewards, done, _, info = self.venv.step(self._actions)
         self._actions = None
         self._returns += rewards
         self._lengths += 1
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        ended = np.flatnonzero(info["_deal_points"])
+        if ended.size:
+            for i, stats in zip(ended.tolist(), _deal_stats(info["deal_points"][ended],
+                                                            seats[ended]), strict=True):
+                infos[i]["deal_stats"] = stats
         if done.any():
             final = np.flatnonzero(done)
-            final_rows = self._rows(info["final_obs"], np.zeros_like(info["action_mask"]))
+            # only the finished rows' last observations go through the transform
+            final_rows = self._rows(info["final_obs"][final],
+                                    np.zeros((final.size, info["action_mask"].shape[1]), np.int8))
             elapsed = round(time.time() - self._started, 6)
-            for i in final:
-                infos[i] = {"terminal_observation": final_rows[i], "TimeLimit.truncated": False,
-                            "episode": {"r": float(self._returns[i]), "l": int(self._lengths[i]),
-                                        "t": elapsed},
-                            "final_scores": info["final_scores"][i].tolist()}
+            scores = info["final_scores"]
+            for j, i in enumerate(final.tolist()):
+                infos[i].update({
+                    "terminal_observation": final_rows[j], "TimeLimit.truncated": False,
+                    "episode": {"r": float(self._returns[i]), "l": int(self._lengths[i]),
+                                "t": elapsed},
+                    "final_scores": scores[i].tolist()})
             self._returns[final] = 0.0
             self._lengths[final] = 0
         return self._rows(obs, info["action_mask"]), rewards, done, infos
