@@ -271,7 +271,10 @@ def read_meta(folder: Path) -> dict[str, Any]:
 
 def verify_files(folder: Path, meta: dict[str, Any], names: tuple[str, ...]) -> None:
     """Check that each file in ``names`` exists and matches the SHA-256 recorded in ``meta``."""
-    hashes = meta.get("sha256", {})
+    hashes = meta.get("sha256")
+    if not isinstance(hashes, dict):
+        raise CheckpointError(f"checkpoint {folder}: {META_FILE} holds no 'sha256' table of file "
+                              f"hashes (got {hashes!r}), so its files cannot be checked")
     for name in names:
         path = folder / name
         if not path.exists():

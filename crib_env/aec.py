@@ -20,6 +20,10 @@ Each action is a card id. In the discard phase each player lays away **one card 
 each** (pone first, then the dealer); in the play the action lays that card. "Go" is never an
 action: when the player to move has no card that fits under 31 the environment applies the go
 itself, moves on, and reports it in `infos`. The show is counted automatically after the play.
+An action is an integer: a Python int, a NumPy integer or a 0-d integer array, as `Discrete(52)`
+takes them; a float (`7.9` is not card 7), a string or a bool is refused with `ValueError`, never
+truncated. Once every agent has stepped `None` at the end, `last()` and `step()` raise
+`RuntimeError` asking for `reset()`.
 
 ### Observation space
 
@@ -72,6 +76,7 @@ from __future__ import annotations
 
 import random
 import warnings
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import gymnasium
@@ -162,10 +167,14 @@ class CribbageWrapper(wrappers.OrderEnforcingWrapper):
         raw = self._raw
         agent = raw.agent_selection
         dead = raw.terminations[agent] or raw.truncations[agent]
-        # Discrete(52).contains, without its numpy overhead on every step
-        in_bounds = ((type(action) is int  # the common case first
-                      or (isinstance(action, (int, np.integer)) and not isinstance(action, bool)))
-                     and 0 <= action < N_CARDS)
+        # Discrete(52).contains (bools aside), without its numpy overhead on every step
+        if type(action) is int:  # the common case first
+            in_bounds = 0 <= action < N_CARDS
+        else:
+            try:
+                in_bounds = 0 <= card_action(action) < N_CARDS
+            except ValueError:
+                in_bounds = False
         assert (action is None and dead) or in_bounds, (
             f"action {action!r} is outside the action space Discrete(52) of {agent}")
         self._has_updated = True
@@ -205,6 +214,39 @@ class _AgentIterator(wrappers.order_enforcing.AECOrderEnforcingIterator):
         assert wrapper._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
         wrapper._has_updated = False
         return raw.agent_selection
+
+
+def card_action(action: Any) -> int:
+    """``action`` as a card id int. Taken: a Python int, a NumPy integer scalar or a 0-d integer
+    array (what ``Discrete(52)`` takes). Refused with ``ValueError``: a bool, a float (never
+    truncated: ``7.9`` is not card 7), a string, an array of any other shape. Whether the id is in
+    0..51 and legal now is the rules' to say."""
+    if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+        return int(action)
+    if isinstance(action, np.ndarray) and action.shape == () \
+            and np.issubdtype(action.dtype, np.integer):
+        return int(action)
+    raise ValueError(f"action must be an integer card id 0..51, got {action!r} "
+                     f"({type(action).__name__})")
+
+
+def check_reset_options(options: Any) -> dict[str, Any]:
+    """``reset``'s options as a dict, or ``ValueError`` naming the option that cannot be used (the
+    scripted deals themselves are checked by ``Game``)."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ValueError(f"options must be a dict such as {{'first_dealer': 'player_0'}}, got "
+                         f"{options!r} ({type(options).__name__})")
+    options = dict(options)
+    deals = options.get("deals", ())
+    if isinstance(deals, (str, bytes, Mapping)) or not isinstance(deals, Iterable):
+        raise ValueError(f"options['deals'] must be a list of scripted deals ({{'hands': ..., "
+                         f"'starter': ...}}), got {deals!r}")
+    first_dealer = options.get("first_dealer")
+    if first_dealer is not None:
+        _check_choice("options['first_dealer']", first_dealer, AGENTS)
+    return options
 
 
 def _card_text(action: Any) -> str:
@@ -257,16 +299,15 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        options = check_reset_options(options)
         if seed is not None:
             self._seeder = random.Random(seed)
-        options = dict(options or {})
         unknown = set(options) - {"first_dealer", "deals"}
         if unknown:  # PettingZoo's api_test passes foreign options, so warn rather than raise
             gymnasium.logger.warn(f"ignoring unknown reset options {sorted(unknown)}: this env "
                                   f"reads 'first_dealer' and 'deals'")
         first_dealer = options.get("first_dealer")
         if first_dealer is not None:
-            _check_choice("options['first_dealer']", first_dealer, AGENTS)
             first_dealer = AGENTS.index(first_dealer)
         self.game = Game(target=self.target_score, seed=self._seeder.getrandbits(64),
                          first_dealer=first_dealer, deals=options.get("deals", ()),
@@ -292,18 +333,17 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         return {"observation": encode(self.game, player), "action_mask": mask}
 
     def step(self, action: int | None) -> None:
+        game = self.game
+        if game is None or not self.agents:
+            raise self._not_in_play("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        game = self.game
         player = PLAYER_OF[agent]
         if action is None:
             raise ValueError(f"{agent} must choose a card: action None is only for finished agents")
-        try:
-            card = int(action)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"action must be a card id 0..51, got {action!r}") from err
+        card = action if type(action) is int else card_action(action)
         score_0, score_1 = game.scores
         game.step(card, player)  # raises IllegalActionError (a ValueError) and changes nothing
         # this agent's next window starts with its own move's results
@@ -408,11 +448,19 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._infos = value
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if self.game is None or not self.agents:
+            raise self._not_in_play("last")
         agent = self.agent_selection
         info = self._infos[agent] if self._infos is not None else self._agent_info(PLAYER_OF[agent])
         observation = self.observe(agent) if observe else None
         return (observation, self._cumulative_rewards[agent], self.terminations[agent],
                 self.truncations[agent], info)
+
+    def _not_in_play(self, method: str) -> RuntimeError:
+        if self.game is None:
+            return RuntimeError(f"call reset() before {method}()")
+        return RuntimeError(f"{method}(): the game is over and every agent has left it (each "
+                            f"stepped None): call reset() to play another")
 
     def _agent_info(self, player: int) -> dict[str, Any]:
         info = self._agent_infos[player]

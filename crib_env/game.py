@@ -121,8 +121,16 @@ class ScriptedDeal:
             return spec
         if not isinstance(spec, Mapping) or "hands" not in spec or "starter" not in spec:
             raise ValueError(f"{where}: expected a dict with 'hands' and 'starter', got {spec!r}")
+        unknown = [key for key in spec if key not in ("hands", "starter")]
+        if unknown:  # a misspelt key would otherwise be ignored without a word
+            raise ValueError(f"{where}: unknown key {unknown[0]!r}; a scripted deal has 'hands' "
+                             f"and 'starter'")
         raw = spec["hands"]
         if isinstance(raw, Mapping):
+            unknown = [key for key in raw if key not in ("player_0", "player_1", 0, 1)]
+            if unknown:
+                raise ValueError(f"{where}: unknown key {unknown[0]!r} in 'hands'; allowed: "
+                                 f"'player_0', 'player_1' (or 0, 1)")
             keys = [("player_0", 0), ("player_1", 1)]
             try:
                 pair = [raw[name] if name in raw else raw[i] for name, i in keys]
@@ -186,6 +194,8 @@ class Game:
         self.target = target
         self.single_deal = single_deal
         self.rng = random.Random(seed)
+        if isinstance(deals, (str, bytes, Mapping)) or not isinstance(deals, Iterable):
+            raise ValueError(f"deals must be a list of scripted deals, got {deals!r}")
         self.scripted = [ScriptedDeal.parse(d, i) for i, d in enumerate(deals)]
         self.scores = [0, 0]
         self.prev_scores = [0, 0]  # the back peg: each player's score before their last peg move

@@ -13,7 +13,8 @@ agents with ``agents.make_agent(name)`` and pass them in.
   summed over the opponent's moves that follow the learner's;
 * ``seat``: ``"player_0"``, ``"player_1"`` or ``"random"`` (drawn per episode from the env's seed);
 * an illegal card ends the episode with ``illegal_reward`` and a warning naming the move
-  (PettingZoo's convention; ``illegal_action="raise"`` raises ``ValueError`` instead);
+  (PettingZoo's convention; ``illegal_action="raise"`` raises ``ValueError`` instead); an action
+  that is not an integer at all (``5.9``, ``"5"``, ``True``) always raises ``ValueError``;
 * ``info["deal_stats"]`` at the end of an episode: the learner's pegging / hand / crib points per
   deal, and ``info["deals"]``: for each deal the six cards dealt, the two discarded and the role.
 """
@@ -28,7 +29,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .aec import AGENTS, raw_env
+from .aec import AGENTS, card_action, check_reset_options, raw_env
 from .cards import N_CARDS
 from .observation import OBS_SIZE
 
@@ -64,6 +65,7 @@ class SingleAgentCribbageEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None,
               options: dict | None = None) -> tuple[np.ndarray, dict]:
+        check_reset_options(options)  # before anything changes
         super().reset(seed=seed)
         self.learner = (AGENTS[int(self.np_random.integers(2))] if self.seat == "random"
                         else self.seat)
@@ -78,10 +80,14 @@ class SingleAgentCribbageEnv(gymnasium.Env):
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         env = self.game_env
+        if env.game is None:
+            raise RuntimeError("call reset() before step()")
         if env.terminations[self.learner] or self._ended_by_illegal_move:
             raise RuntimeError("the episode is over: call reset()")
+        # not a card id at all (7.9, "7", True): refused as a bad call, not played as a bad card
+        card = action if type(action) is int else card_action(action)
         try:
-            env.step(int(action))  # an illegal card raises ValueError and changes nothing
+            env.step(card)  # an illegal card raises ValueError and changes nothing
         except ValueError as err:
             if self.illegal_action == "raise":
                 raise
@@ -98,6 +104,8 @@ class SingleAgentCribbageEnv(gymnasium.Env):
 
     def action_masks(self) -> np.ndarray:
         """Legal cards for the learner now, as a bool array of 52 (what MaskablePPO asks for)."""
+        if self.game_env.game is None:
+            raise RuntimeError("call reset() before action_masks()")
         return self.game_env.observe(self.learner)["action_mask"].astype(bool)
 
     def render(self) -> str | None:

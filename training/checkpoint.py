@@ -12,6 +12,7 @@ and Torch generator states as plain JSON).
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import random
@@ -28,12 +29,14 @@ from torch import nn
 from agents.card_features import FEATURES_VERSION
 from agents.learned import (
     ACTION_N,
+    ARCHITECTURES,
     CHECKPOINT_FORMAT,
     CHECKPOINT_FORMAT_VERSION,
     META_FILE,
     POLICY_FILE,
     CheckpointError,
     read_meta,
+    resolve_checkpoint,
     sha256_file,
     verify_files,
 )
@@ -73,13 +76,28 @@ def rng_state() -> dict[str, Any]:
     }
 
 
-def set_rng_state(state: dict[str, Any]) -> None:
+def _rng_parts(state: Any) -> tuple[tuple, tuple, torch.Tensor]:
+    """The Python, NumPy and Torch states of ``rng_state()``'s JSON, as their setters take them."""
     py = state["python"]
-    random.setstate((py[0], tuple(py[1]), py[2]))
     n = state["numpy"]
     legacy = (n["name"], np.array(n["keys"], dtype=np.uint32), n["pos"], n["has_gauss"], n["gauss"])
+    return (py[0], tuple(py[1]), py[2]), legacy, torch.tensor(state["torch"], dtype=torch.uint8)
+
+
+def check_rng_state(state: Any) -> None:
+    """Raise ``ValueError`` (or another error of the conversion) unless ``state`` has the shape
+    ``rng_state()`` writes; tried on throwaway generators, so the global ones stay as they are."""
+    python, legacy, torch_state = _rng_parts(state)
+    random.Random().setstate(python)
+    np.random.RandomState().set_state(legacy)  # noqa: NPY002
+    torch.Generator().set_state(torch_state)
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    python, legacy, torch_state = _rng_parts(state)
+    random.setstate(python)
     np.random.set_state(legacy)  # noqa: NPY002
-    torch.set_rng_state(torch.tensor(state["torch"], dtype=torch.uint8))
+    torch.set_rng_state(torch_state)
 
 
 def save_checkpoint(folder: Path, net: nn.Module, arch: str, arch_kwargs: dict[str, Any],
@@ -137,4 +155,64 @@ def load_training_state(folder: Path) -> tuple[dict[str, Any], dict[str, Any], d
         rng = json.loads((folder / RNG_FILE).read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise CheckpointError(f"checkpoint {folder}: {RNG_FILE} is corrupt ({err})") from err
+    try:
+        check_rng_state(rng)
+    except (KeyError, IndexError, TypeError, ValueError, OverflowError, RuntimeError) as err:
+        raise CheckpointError(f"checkpoint {folder}: {RNG_FILE} does not hold the Python, NumPy "
+                              f"and Torch generator states this build writes ({type(err).__name__}: "
+                              f"{_first_line(err)})") from err
     return meta, optimizer, rng
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else "no detail"
+
+
+def _same_network(meta: dict[str, Any], arch: str, arch_kwargs: dict[str, Any]) -> bool:
+    """Whether ``meta`` describes the weights of ``arch`` with ``arch_kwargs`` (defaults filled
+    in; ``prior`` is left out: it only sets the initial weights)."""
+    theirs = meta.get("arch_kwargs")
+    if meta.get("arch") != arch or not isinstance(theirs, dict) or arch not in ARCHITECTURES:
+        return False
+    cls, _ = ARCHITECTURES[arch]
+    defaults = {name: p.default for name, p in inspect.signature(cls).parameters.items()
+                if p.default is not inspect.Parameter.empty}
+
+    def full(kwargs: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in {**defaults, **kwargs}.items() if k != "prior"}
+
+    return full(theirs) == full(arch_kwargs)
+
+
+def check_init_from(path: str | Path, arch: str, arch_kwargs: dict[str, Any]) -> Path:
+    """The checkpoint folder ``init_from`` names, checked before any work: its files match their
+    hashes and it holds the config's network (only the weights carry over). Raises
+    ``CheckpointError`` or ``FileNotFoundError`` in one line naming ``init_from``."""
+    try:
+        folder = resolve_checkpoint(path)
+        meta = read_meta(folder)
+        verify_files(folder, meta, (POLICY_FILE,))
+    except (CheckpointError, FileNotFoundError) as err:
+        raise type(err)(f"init_from: {err}") from err
+    if not _same_network(meta, arch, arch_kwargs):
+        raise CheckpointError(
+            f"init_from: {folder} holds a {meta.get('arch')!r} network with "
+            f"{meta.get('arch_kwargs')}, but policy asks for {arch!r} with {arch_kwargs}: "
+            f"init_from needs the same architecture and sizes")
+    return folder
+
+
+def check_resume(folder: Path, arch: str, arch_kwargs: dict[str, Any]) -> None:
+    """Refuse, before anything of the run is written, a ``--resume`` from ``folder`` that cannot
+    continue: files that do not check out, no step count, or another network than the config's."""
+    meta, _, _ = load_training_state(folder)
+    training = meta.get("training")
+    if not isinstance(training, dict) or not isinstance(training.get("num_timesteps"), int) \
+            or not isinstance(training.get("n_updates"), int):
+        raise CheckpointError(f"--resume: checkpoint {folder}: {META_FILE} has no training state "
+                              f"(training.num_timesteps and training.n_updates)")
+    if meta.get("arch") != arch or meta.get("arch_kwargs") != arch_kwargs:
+        raise ValueError(f"--resume: {folder} holds a {meta.get('arch')!r} network with "
+                         f"{meta.get('arch_kwargs')}, the config asks for {arch!r} with "
+                         f"{arch_kwargs}")

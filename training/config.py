@@ -2,7 +2,9 @@
 
 Every field has a default, so a config file only states what it changes. Unknown fields and bad
 values are errors that name the field and what it accepts, e.g.
-``configs/x.yaml: policy.arch: got 'cnn'; allowed: 'cards', 'mlp'``.
+``configs/x.yaml: policy.arch: got 'cnn'; allowed: 'cards', 'mlp'``. Numbers must be finite (no
+``.inf`` or ``.nan``), seeds fit in 32 bits (what NumPy takes), and a key given twice in the YAML
+is refused (YAML itself would silently keep the last one).
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 SCRIPTED_OPPONENTS = ("random", "greedy", "standard", "expert")
 STATEFUL_OPPONENTS = ("expert",)  # remember earlier moves: one object per game
 SELF = "self"  # the self-play pool of frozen earlier checkpoints of this run
+SEED_MAX = 2**32 - 1  # np.random.seed takes 0 .. 2**32 - 1
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # inf and nan make no sense in any field here (a learning rate of .inf trains to NaN)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class EnvConfig(_Section):
@@ -163,7 +167,8 @@ class EvalConfig(_Section):
     opponents: list[str] = Field(["greedy"], min_length=1)
     best_by: str = Field("mean", description="'mean' win rate over the opponents, or one of them")
     final_games: int = Field(0, ge=0, description="games per opponent in the closing table")
-    seed: int = Field(12345, description="evaluation seed (the same deals every time)")
+    seed: int = Field(12345, ge=0, le=SEED_MAX,
+                      description="evaluation seed (the same deals every time)")
     at_start: bool = Field(False, description="also evaluate the untrained network at step 0")
 
     @field_validator("opponents")
@@ -187,7 +192,8 @@ class RunConfig(_Section):
     """A whole ``crib train`` run."""
 
     name: str = Field(description="config name, part of the run name", pattern=r"^[A-Za-z0-9_.-]+$")
-    seed: int = Field(0, ge=0, description="seeds Python, NumPy, Torch and the environments")
+    seed: int = Field(0, ge=0, le=SEED_MAX,
+                      description="seeds Python, NumPy, Torch and the environments")
     algo: Literal["ppo", "dmc"] = Field(
         "ppo", description="ppo: MaskablePPO; dmc: Deep Monte-Carlo Q regression (training.dmc)")
     env: EnvConfig = EnvConfig()
@@ -273,13 +279,42 @@ def parse_config(data: Any, source: str = "config") -> RunConfig:
         raise ValueError(_describe(err, source)) from None
 
 
+class _DuplicateKeyError(yaml.YAMLError):
+    def __init__(self, key: Any, line: int, first_line: int) -> None:
+        super().__init__(f"key {key!r} on line {line} is given twice (first on line "
+                         f"{first_line}); keep one")
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (YAML keeps the last one
+    without a word). Keys that a merge (``<<: *anchor``) brings in may still be overridden."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        first_line: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                seen = key in first_line
+            except TypeError:  # an unhashable key: the constructor below says so
+                continue
+            line = key_node.start_mark.line + 1
+            if seen:
+                raise _DuplicateKeyError(key, line, first_line[key])
+            first_line[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_config(path: Path) -> RunConfig:
     """Read and validate a YAML run config."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no config file at {path}")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
+    except _DuplicateKeyError as err:
+        raise ValueError(f"{path}: {err}") from None
     except yaml.YAMLError as err:
         raise ValueError(f"{path}: not valid YAML ({err})") from err
     return parse_config(data, str(path))

@@ -5,30 +5,73 @@ and points per game, against each evaluation opponent, with 95% intervals) drawn
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 
 def read_evals(run_dir: Path) -> list[dict[str, Any]]:
-    """The evaluation lines of a run, oldest first; raises if the run has none."""
+    """The evaluation lines of a run, oldest first; raises if the run has none.
+
+    A crash can cut the last line short, and a resumed run then appends its next line to the cut
+    one. Such lines are skipped (a complete evaluation appended to a cut one is kept), with a
+    warning on stderr saying how many; a file with no readable line at all is an error."""
     path = Path(run_dir) / "evals.jsonl"
     if not Path(run_dir).is_dir():
         raise FileNotFoundError(f"no run folder at {run_dir}")
     if not path.exists():
         raise FileNotFoundError(f"{run_dir} has no evals.jsonl: is it a run folder written by "
                                 f"crib train?")
-    lines = []
+    lines, skipped = [], []
     for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if text.strip():
-            try:
-                lines.append(json.loads(text))
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path}, line {number}: not JSON ({err})") from err
+        if not text.strip():
+            continue
+        line = _evaluation(text)
+        if line is None:
+            skipped.append(number)
+            line = _evaluation_after_a_cut(text)
+        if line is not None:
+            lines.append(line)
     if not lines:
+        if skipped:
+            raise ValueError(f"{path} holds no complete evaluation line ({len(skipped)} cut or "
+                             f"unreadable)")
         raise ValueError(f"{path} holds no evaluations yet")
+    if skipped:
+        shown = ", ".join(map(str, skipped[:5])) + (", ..." if len(skipped) > 5 else "")
+        print(f"warning: {path}: skipped {len(skipped)} line{'s' if len(skipped) > 1 else ''} "
+              f"that {'are' if len(skipped) > 1 else 'is'} not a complete evaluation (line "
+              f"{shown}; cut by a crash?)", file=sys.stderr)
     # A resumed run may repeat a step; keep the last line for each.
     by_step = {line["step"]: line for line in lines}
     return [by_step[s] for s in sorted(by_step)]
+
+
+def _evaluation(text: str) -> dict[str, Any] | None:
+    """One line of evals.jsonl, or None if it is not a whole evaluation."""
+    try:
+        line = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(line, dict) or not isinstance(line.get("step"), int) \
+            or not isinstance(line.get("results"), dict):
+        return None
+    return line
+
+
+def _evaluation_after_a_cut(text: str) -> dict[str, Any] | None:
+    """The complete evaluation that ends ``text`` after a cut-off start, if there is one."""
+    decoder = json.JSONDecoder()
+    start = text.find("{", 1)
+    while start != -1:
+        try:
+            line, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            line, end = None, -1
+        if end == len(text.rstrip()) and _evaluation(text[start:end]) is not None:
+            return line
+        start = text.find("{", start + 1)
+    return None
 
 
 def plot_run(run_dir: Path, output: Path | None = None) -> Path:

@@ -612,10 +612,17 @@ def _curve_table(run_dir: Path) -> None:
 
 def train(cfg: RunConfig, output_dir: Path | None = None, resume: bool = False) -> Path:
     """Run (or resume) training for ``cfg``; returns the run folder."""
+    from .checkpoint import check_init_from, check_resume
+
     output_dir = Path(output_dir) if output_dir is not None else DEFAULT_OUTPUT
+    arch, arch_kwargs = cfg.policy.arch, cfg.policy.arch_kwargs()
+    # the checkpoint to start from is checked before anything of the run is written
     if resume:
         run_dir = find_run_to_resume(output_dir, cfg.name)
+        check_resume(run_dir / "latest", arch, arch_kwargs)
     else:
+        if cfg.init_from:
+            check_init_from(cfg.init_from, arch, arch_kwargs)
         run_dir = output_dir / run_name(cfg)
         run_dir.mkdir(parents=True, exist_ok=False)
     atomic_write_text(run_dir / "config.yaml", dump_config(cfg))
