@@ -1,10 +1,11 @@
-"""Reading observation vectors inside numba kernels, for the scripted agents' ``act_batch``.
+"""Reading observation vectors inside numba kernels: the one home of the compiled readers.
 
-The compiled forms of the scripted agents (``agents.greedy_batch``, ``agents.standard_batch``) read
-each row of a ``(k, OBS_SIZE)`` batch themselves instead of calling ``crib_env.observation.decode``
-once per row. The offsets below are ``crib_env.observation.SLICES`` frozen as constants (as
+The compiled forms of the scripted agents (``agents.greedy_batch``, ``agents.standard_batch``,
+``agents.pegging_batch``) and the card-features kernel (``agents.card_features_kernels``) read each
+row of a ``(k, OBS_SIZE)`` batch themselves instead of calling ``crib_env.observation.decode`` once
+per row. The offsets below are ``crib_env.observation.SLICES`` frozen as constants (as
 ``crib_env.fast`` does), and every reader rounds as ``decode`` does, so a kernel sees the same
-values the one-row agent sees. ``check_batch`` is the input check every ``act_batch`` shares.
+values the one-row code sees. ``check_batch`` is the input check every ``act_batch`` shares.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ O_OPP_LEFT = SLICES["opp_cards_left"].start
 O_OPP_GO = SLICES["opp_said_go"].start
 N_PHASES = len(Phase)
 P_DISCARD = int(Phase.DISCARD)
+P_PLAY = int(Phase.PLAY)
 _N_CARDS = N_CARDS
 _MAX_SEQUENCE = MAX_SEQUENCE
 _SCORE_SCALE = float(SCORE_SCALE)
@@ -82,6 +84,19 @@ def sequence_of(row, out):
             out[n] = best
             n += 1
     return n
+
+
+@njit(cache=True)
+def sole_legal(legal):
+    """The one card the mask ``legal`` (bool (52,)) allows, or -1 when it allows more (or none):
+    an agent with a single legal card lays it without weighing anything."""
+    only = -1
+    for c in range(_N_CARDS):
+        if legal[c]:
+            if only >= 0:
+                return -1
+            only = c
+    return only
 
 
 @njit(cache=True)

@@ -1,7 +1,7 @@
 """The card features of many decisions in one compiled call (behind ``card_features_batch``).
 
-Each kernel reads the observation vector itself (offsets of ``crib_env.observation.SLICES``, frozen
-below as ``crib_env.fast`` does) and follows ``agents.card_features`` step by step, in the same order
+Each kernel reads the observation vector itself (with the compiled readers of ``agents.batch_obs``,
+which round as ``decode`` does) and follows ``agents.card_features`` step by step, in the same order
 and float64 arithmetic, so that every value rounds to the same float32: that module is the
 reference and its docstring says what the columns mean. The rules are not restated here: show
 points come from ``fast.show_points`` and pegging points from ``fast.sequence_points``, the core's
@@ -15,28 +15,27 @@ from numba import njit
 
 from crib_env.cards import N_CARDS, N_RANKS, RANK_ARRAY, VALUE_ARRAY
 from crib_env.fast import nth_card, popcount, sequence_points, show_points
-from crib_env.game import HAND_SIZE, Phase
-from crib_env.observation import COUNT_SCALE, MAX_SEQUENCE, SLICES
+from crib_env.observation import COUNT_SCALE, MAX_SEQUENCE
 from crib_env.scoring import MAX_COUNT
 
+from .batch_obs import (
+    O_DISCARDS,
+    O_HAND,
+    O_PLAYED_OPP,
+    O_PLAYED_OWN,
+    O_STARTER,
+    P_DISCARD,
+    P_PLAY,
+    cards_bits,
+    count_of,
+    is_dealer,
+    opp_cards_left,
+    phase_of,
+    sequence_of,
+)
 from .card_features import FEATURE_NAMES
 
-# -- observation offsets (one source of truth: crib_env.observation.SLICES) --------------------
-_O_HAND = SLICES["hand"].start
-_O_DISC = SLICES["discards"].start
-_O_STARTER = SLICES["starter"].start
-_O_PLAYED_OWN = SLICES["played_own"].start
-_O_PLAYED_OPP = SLICES["played_opp"].start
-_O_SEQ = SLICES["sequence"].start
-_O_COUNT = SLICES["count"].start
-_O_PHASE = SLICES["phase"].start
-_O_DEALER = SLICES["is_dealer"].start
-_O_OPP_LEFT = SLICES["opp_cards_left"].start
-_N_PHASES = len(Phase)
-_P_DISCARD = int(Phase.DISCARD)
-_P_PLAY = int(Phase.PLAY)
 _COUNT_SCALE = float(COUNT_SCALE)
-_HAND_SCALE = float(HAND_SIZE)
 _MAX_SEQUENCE = MAX_SEQUENCE
 _MAX_COUNT = MAX_COUNT
 _N_CARDS = N_CARDS
@@ -57,27 +56,6 @@ _LEAVES_5_21 = FEATURE_NAMES.index("leaves_5_21")
 _REPLY_MEAN = FEATURE_NAMES.index("reply_mean")
 _REPLY_RISK = FEATURE_NAMES.index("reply_risk")
 _IS_BEST_PEG = FEATURE_NAMES.index("is_best_peg")
-
-
-@njit(cache=True)
-def _card_bits(obs, offset):
-    """Bitmask of the cards whose entry in the 52-wide slice at ``offset`` is nonzero (what
-    ``np.flatnonzero`` reads in ``decode``)."""
-    bits = np.int64(0)
-    for c in range(_N_CARDS):
-        if obs[offset + c] != 0:
-            bits |= np.int64(1) << c
-    return bits
-
-
-@njit(cache=True)
-def _argmax(obs, offset, n):
-    """First index of the largest of ``obs[offset:offset + n]`` (as ``np.argmax``)."""
-    best = 0
-    for i in range(1, n):
-        if obs[offset + i] > obs[offset + best]:
-            best = i
-    return best
 
 
 @njit(cache=True)
@@ -207,24 +185,16 @@ def _row_features(obs, mask, table, out, line):
             out[c, _LEGAL] = 1.0
     if legal == 0:
         return
-    phase = _argmax(obs, _O_PHASE, _N_PHASES)
-    hand = _card_bits(obs, _O_HAND)
-    if phase == _P_DISCARD and popcount(hand) >= 5:
-        _discard_features(out, hand, _card_bits(obs, _O_DISC), legal, obs[_O_DEALER] > 0.5, table)
-    elif phase == _P_PLAY:
-        seen = (hand | _card_bits(obs, _O_DISC) | _card_bits(obs, _O_STARTER)
-                | _card_bits(obs, _O_PLAYED_OWN) | _card_bits(obs, _O_PLAYED_OPP))
+    phase = phase_of(obs)
+    hand = cards_bits(obs, O_HAND)
+    if phase == P_DISCARD and popcount(hand) >= 5:
+        _discard_features(out, hand, cards_bits(obs, O_DISCARDS), legal, is_dealer(obs), table)
+    elif phase == P_PLAY:
+        seen = (hand | cards_bits(obs, O_DISCARDS) | cards_bits(obs, O_STARTER)
+                | cards_bits(obs, O_PLAYED_OWN) | cards_bits(obs, O_PLAYED_OPP))
         unseen = ~seen & ((np.int64(1) << _N_CARDS) - 1)
-        n_seq = 0
-        for row in range(_MAX_SEQUENCE):  # filled rows in order, each one's card (as decode)
-            offset = _O_SEQ + row * _N_CARDS
-            if _card_bits(obs, offset):
-                line[n_seq] = _argmax(obs, offset, _N_CARDS)
-                n_seq += 1
-        # Rounded as decode rounds: float64 products, half to even.
-        count = np.int64(np.rint(np.float64(obs[_O_COUNT]) * _COUNT_SCALE))
-        opp_cards = np.int64(np.rint(np.float64(obs[_O_OPP_LEFT]) * _HAND_SCALE))
-        _play_features(out, line, n_seq, count, unseen, opp_cards, legal)
+        n_seq = sequence_of(obs, line)
+        _play_features(out, line, n_seq, count_of(obs), unseen, opp_cards_left(obs), legal)
 
 
 @njit(cache=True)

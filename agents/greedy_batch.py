@@ -28,6 +28,7 @@ from .batch_obs import (
     count_of,
     phase_of,
     sequence_of,
+    sole_legal,
 )
 
 _N_CARDS = N_CARDS
@@ -70,13 +71,8 @@ def _best_discards(row, weights):
 @njit(cache=True)
 def _best_plays(row, legal, weights, seq):
     """Play phase: the legal cards that score most now (one legal card: that card)."""
-    n_legal = 0
-    only = 0
-    for c in range(_N_CARDS):
-        if legal[c]:
-            n_legal += 1
-            only = c
-    if n_legal == 1:
+    only = sole_legal(legal)
+    if only >= 0:
         weights[only] = 1
         return 1
     n = sequence_of(row, seq)

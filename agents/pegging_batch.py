@@ -34,6 +34,7 @@ from .batch_obs import (
     opp_score,
     own_score,
     sequence_of,
+    sole_legal,
     target_of,
 )
 from .pegging import (
@@ -172,13 +173,8 @@ def best_play(row, legal, seq, reply):
     """The standard agent's card in the play phase of observation ``row`` with mask ``legal``
     (bool (52,)): the only legal card, or the highest ``tactic_value`` (ties: the lower card id).
     ``seq`` (``SEQ_ROOM``,) and ``reply`` (13,) are scratch."""
-    n_legal = 0
-    only = -1
-    for c in range(_N_CARDS):
-        if legal[c]:
-            n_legal += 1
-            only = c
-    if n_legal == 1:
+    only = sole_legal(legal)
+    if only >= 0:
         return only
     hand = cards_bits(row, O_HAND)
     starter_bits = cards_bits(row, O_STARTER)

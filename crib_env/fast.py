@@ -248,6 +248,19 @@ def popcount(bits):
     return n
 
 
+@njit(cache=True, inline="always")
+def four_cards(bits):
+    """The four lowest card ids of the bitmask ``bits``, ascending (a kept hand's four cards).
+    Inlined into its callers (numba IR inlining) so that ``show_points`` stays one flat kernel."""
+    c0 = _low_card(bits)
+    bits &= bits - 1
+    c1 = _low_card(bits)
+    bits &= bits - 1
+    c2 = _low_card(bits)
+    bits &= bits - 1
+    return c0, c1, c2, _low_card(bits)
+
+
 # -- scoring -----------------------------------------------------------------------------------
 
 @njit(cache=True)
@@ -280,14 +293,7 @@ def five_rank_points(a, b, c, d, e):
 def show_points(cards, starter, crib):
     """Show score of four cards (bitmask ``cards``) with ``starter`` (card id); ``crib`` applies the
     crib flush rule. Same as ``scoring.score_hand``."""
-    bits = cards
-    c0 = _low_card(bits)
-    bits &= bits - 1
-    c1 = _low_card(bits)
-    bits &= bits - 1
-    c2 = _low_card(bits)
-    bits &= bits - 1
-    c3 = _low_card(bits)
+    c0, c1, c2, c3 = four_cards(cards)
     points = five_rank_points(_RANK[c0], _RANK[c1], _RANK[c2], _RANK[c3], _RANK[starter])
     suit = _SUIT[c0]
     starter_suit = _SUIT[starter]
@@ -317,14 +323,7 @@ def points_without_starter(cards):
     """Show points of four cards (bitmask ``cards``) counted without a starter: fifteens, pairs,
     runs (the ``scoring.FOUR_RANK_POINTS`` table) and a four-card flush (4). Same as
     ``scoring.score_without_starter``."""
-    bits = cards
-    c0 = _low_card(bits)
-    bits &= bits - 1
-    c1 = _low_card(bits)
-    bits &= bits - 1
-    c2 = _low_card(bits)
-    bits &= bits - 1
-    c3 = _low_card(bits)
+    c0, c1, c2, c3 = four_cards(cards)
     a, b, c, d = _RANK[c0], _RANK[c1], _RANK[c2], _RANK[c3]
     # sorting network for four values
     if a > b:
