@@ -274,3 +274,16 @@ def test_a_short_ppo_run_on_the_fast_engine_moves_the_policy_and_beats_random(tm
     entropy_loss = [e.value for e in acc.Scalars("train/entropy_loss")]  # minus the entropy
     assert len(kl) >= 6 and np.median(kl) > 1e-4  # the bug this replaces: about 4e-7
     assert entropy_loss[-1] > entropy_loss[0] + 0.05  # the entropy fell: the policy sharpened
+
+
+def test_a_seed_reproduces_a_fast_engine_ppo_run(tmp_path):
+    data = yaml.safe_load((Path(__file__).resolve().parent.parent / "configs" / "smoke.yaml")
+                          .read_text())
+    data["opponents"] = [{"agent": "greedy", "weight": 1.0}, {"agent": "random", "weight": 1.0}]
+    data["train"].update(total_timesteps=4096, n_envs=64, progress_bar=False)
+    data["ppo"].update(n_steps=32, batch_size=1024, n_epochs=1)
+    data["eval"].update(every=10 ** 9, games=4, final_games=0, at_start=False)
+    runs = [train(parse_config(data), output_dir=tmp_path / name) for name in ("a", "b")]
+    nets = [load_network(run / "latest")[0].state_dict() for run in runs]
+    for name, tensor in nets[0].items():
+        assert torch.equal(tensor, nets[1][name]), name
