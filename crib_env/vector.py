@@ -45,7 +45,6 @@ from . import fast
 from .cards import N_CARDS
 from .fast import (
     CRIB_PTS,
-    SINGLE_DEAL,
     DEALER,
     HAND_PTS,
     HEELS_PTS,
@@ -56,12 +55,13 @@ from .fast import (
     PEG,
     PHASE,
     SCORE,
+    SINGLE_DEAL,
     TO_MOVE,
     WINNER,
+    apply_action,
     encode_obs,
     init_game,
     legal_bits,
-    apply_action,
     next_deal,
     rand_below,
     random_action,
