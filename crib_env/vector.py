@@ -278,8 +278,11 @@ class CribbageVectorEnv(VectorEnv):
         self.num_envs = int(num_envs)
         self.opponent = opponent
         members = _mixture(opponent)
-        self._opp_random = len(members) == 1 and isinstance(members[0][0], str)
-        self._opp_batch = [_batch_policy(m) for m, _ in members] if not self._opp_random else []
+        self._opp_random = len(members) == 1 and _is_random(members[0][0])
+        #: draws for a mixture's ``"random"`` member, reseeded by every ``reset(seed)``
+        self._random_member = np.random.default_rng()
+        self._opp_batch = [self._random_member_moves if _is_random(m) else _batch_policy(m)
+                           for m, _ in members] if not self._opp_random else []
         weights = np.array([w for _, w in members], dtype=np.float64)
         cumulative = np.rint(np.cumsum(weights) / weights.sum() * _DRAW_UNITS).astype(np.int64)
         cumulative[-1] = _DRAW_UNITS
@@ -313,6 +316,7 @@ class CribbageVectorEnv(VectorEnv):
         """Restart every row; ``seed`` fixes every game that follows (rows get unrelated streams)."""
         seeds = np.random.SeedSequence(seed).generate_state(self.num_envs, dtype=np.uint64)
         seeds = (seeds >> np.uint64(1)).astype(np.int64)
+        self._random_member = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
         _reset_all(self.state, seeds, self.seats, self.target_score, self.episode == "deal",
                    self._seat_mode, self._opp_random, self.opponent_ids, self._cumulative,
                    self._deal_points, self._deal_ended)
@@ -354,6 +358,12 @@ class CribbageVectorEnv(VectorEnv):
                  "final_scores": final_scores, "_final_scores": done.copy(),
                  "deal_points": self._deal_points.copy(), "_deal_points": ended}
         return self._obs.copy(), rewards, done, np.zeros(n, dtype=np.bool_), infos
+
+    def _random_member_moves(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """A mixture's ``"random"`` member: a uniformly random legal card per row (the largest of
+        uniform draws over the legal cards)."""
+        return np.argmax(np.where(masks > 0, self._random_member.random(masks.shape), -1.0),
+                         axis=1)
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 52) bool: the learner's legal cards in each row."""
@@ -412,12 +422,14 @@ def _mixture(opponent: Any) -> list[tuple[Any, float]]:
     return [(opponent, 1.0)]
 
 
+def _is_random(opponent: Any) -> bool:
+    return isinstance(opponent, str) and opponent == "random"
+
+
 def _batch_policy(opponent: Any) -> BatchPolicy:
     if isinstance(opponent, str):
-        if opponent != "random":
-            raise ValueError(f"opponent must be 'random', a batch policy or an agent with act(); "
-                             f"got {opponent!r}")
-        return _random_batch_policy()
+        raise ValueError(f"opponent must be 'random', a batch policy or an agent with act(); "
+                         f"got {opponent!r}")
     if hasattr(opponent, "act_batch"):
         return opponent.act_batch
     if hasattr(opponent, "act"):
@@ -429,12 +441,3 @@ def _batch_policy(opponent: Any) -> BatchPolicy:
         return opponent
     raise ValueError(f"opponent must be 'random', a batch policy or an agent with act(); "
                      f"got {opponent!r}")
-
-
-def _random_batch_policy() -> BatchPolicy:
-    """A uniformly random legal card per row (a mixture's ``"random"`` member)."""
-    rng = np.random.default_rng(0)
-
-    def draw(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return np.argmax(np.where(masks > 0, rng.random(masks.shape), -1.0), axis=1)
-    return draw

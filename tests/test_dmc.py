@@ -110,6 +110,28 @@ def test_a_bad_mixture_is_refused(bad):
         CribbageVectorEnv(4, opponent=bad)
 
 
+@pytest.mark.parametrize("bad", ["greedy", [("greedy", 1.0)], [("random", 1.0), ("standard", 1.0)]])
+def test_an_opponent_name_the_env_does_not_play_is_refused(bad):
+    with pytest.raises(ValueError, match="opponent must be 'random'"):
+        CribbageVectorEnv(4, opponent=bad)
+
+
+def test_a_mixtures_random_member_is_fixed_by_the_reset_seed():
+    def lowest(obs, masks):
+        return masks.argmax(axis=1)
+
+    env = CribbageVectorEnv(16, opponent=[("random", 1.0), (lowest, 1.0)], reward="points")
+    runs = []
+    for _ in range(2):  # the same env reset twice: its random member must start over too
+        obs, _ = env.reset(seed=4)
+        rng = np.random.default_rng(2)
+        seen = [obs]
+        for _ in range(60):
+            seen.append(env.step(random_legal(env.action_masks(), rng))[0])
+        runs.append(np.stack(seen))
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
 def test_the_afterstate_network_scores_only_hand_cards_and_matches_its_full_encoding():
     torch.manual_seed(0)
     net = AfterstateNet(hidden=32, layers=2)
