@@ -33,6 +33,13 @@ def legal_cards(action_mask: np.ndarray) -> np.ndarray:
     return cards
 
 
+def random_legal_cards(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random legal card per row of ``masks`` (rows, 52): the largest of independent
+    uniform draws over the legal cards is equally likely to be any of them. Every row must allow
+    a card."""
+    return np.argmax(np.where(masks > 0, rng.random(masks.shape), -1.0), axis=1)
+
+
 class RandomAgent:
     """A uniformly random legal card."""
 
@@ -46,14 +53,13 @@ class RandomAgent:
         return int(self.rng.choice(legal_cards(action_mask)))
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """A uniformly random legal card per row: the largest of independent uniform draws over
-        the legal cards is equally likely to be any of them."""
+        """A uniformly random legal card per row (``random_legal_cards``)."""
         masks = np.asarray(action_masks)
         if masks.ndim != 2:
             raise ValueError(f"action_masks must have shape (rows, 52), got {masks.shape}")
         if not masks.any(axis=1).all():
             raise ValueError("action_mask allows no action in some row")
-        return np.argmax(np.where(masks > 0, self.rng.random(masks.shape), -1.0), axis=1)
+        return random_legal_cards(masks, self.rng)
 
     def reset(self) -> None:
         pass

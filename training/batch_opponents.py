@@ -20,10 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.learned import META_FILE, LearnedAgent, load_network
+from agents.learned import LearnedAgent, load_learned_agent
 from agents.registry import make_agent
 
 from .config import SELF, STATEFUL_OPPONENTS
+from .selfplay import pool_snapshots
 
 
 class SelfPlaySlots:
@@ -35,22 +36,10 @@ class SelfPlaySlots:
         self.agents: list[Any] = [fallback] * slots
         self.loaded: dict[str, LearnedAgent] = {}
 
-    def snapshots(self) -> list[Path]:
-        if not self.pool_dir.exists():
-            return []
-        return sorted((p for p in self.pool_dir.iterdir()
-                       if p.name.startswith("step_") and (p / META_FILE).exists()), reverse=True)
-
     def refresh(self) -> None:
-        snapshots = self.snapshots()
         keep: dict[str, LearnedAgent] = {}
-        for path in snapshots:
-            agent = self.loaded.get(path.name)
-            if agent is None:
-                net, meta = load_network(path)
-                agent = LearnedAgent(net, bool(meta.get("arch_kwargs", {}).get("features")),
-                                     name=f"self:{path.name}")
-            keep[path.name] = agent
+        for path in reversed(pool_snapshots(self.pool_dir)):  # newest first
+            keep[path.name] = self.loaded.get(path.name) or load_learned_agent(path)
         self.loaded = keep
         newest = list(keep.values())
         self.agents = [newest[j % len(newest)] if newest else self.fallback
@@ -84,12 +73,9 @@ def batch_member(spec: str, seed: int) -> Any:
 
 
 def batch_mixture(specs: Sequence[tuple[str, float]], pool_dir: Path | None, pool_size: int,
-                  fallback: str, seed: int) -> tuple[list[tuple[Any, float]], SelfPlaySlots | None,
-                                                     list[str]]:
-    """The vector env's mixture for ``specs`` (agent, weight), the ``self`` slots if any, and a
-    name per member (for logs)."""
+                  fallback: str, seed: int) -> tuple[list[tuple[Any, float]], SelfPlaySlots | None]:
+    """The vector env's mixture for ``specs`` (agent, weight) and the ``self`` slots if any."""
     members: list[tuple[Any, float]] = []
-    names: list[str] = []
     slots = None
     for i, (spec, weight) in enumerate(specs):
         member_seed = seed * 1000 + i
@@ -100,8 +86,6 @@ def batch_mixture(specs: Sequence[tuple[str, float]], pool_dir: Path | None, poo
             slots.refresh()
             for j in range(pool_size):
                 members.append((slots.slot(j), weight / pool_size))
-                names.append(SELF)
         else:
             members.append((batch_member(spec, member_seed), weight))
-            names.append(spec)
-    return members, slots, names
+    return members, slots

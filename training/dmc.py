@@ -24,15 +24,18 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.base import random_legal_cards
 from crib_env.cards import N_CARDS
 from crib_env.game import Phase
 from crib_env.observation import SLICES
+from crib_env.vector import DEAL_POINT_FIELDS
 
 #: most learner decisions in one deal: two discards and four cards laid
 MAX_DECISIONS_PER_DEAL = 6
 #: targets are points / RETURN_SCALE, so a network's outputs stay near unit size
 RETURN_SCALE = 10.0
 _PLAYING = SLICES["phase"].start + int(Phase.PLAY)
+_HAND0, _CRIB, _DEALER = (DEAL_POINT_FIELDS.index(f) for f in ("hand0", "crib", "dealer"))
 #: decisions of each update on which the greedy policy is compared before and after it
 POLICY_PROBE = 4096
 
@@ -80,7 +83,7 @@ class DealBuffer:
         (``crib_env.vector.DEAL_POINT_FIELDS``), ``seats`` the learner's seat in each row.
 
         The target is the learner's margin from the decision to the end of the deal; with
-        ``controllable`` less what the decision cannot change (see ``controllable_part``)."""
+        ``controllable`` less what the decision cannot change (see ``fixed_part``)."""
         lengths = self.length[rows]
         returns = np.cumsum(self.rewards[rows, ::-1], axis=1)[:, ::-1]
         if controllable:
@@ -104,10 +107,10 @@ def fixed_part(deal_points: np.ndarray, seats: np.ndarray, playing: np.ndarray) 
     the play learns from the pegging margin alone, a discard from everything it can affect. (If
     the game ends in the play the show is never counted; the credited points are used, so a
     peg-out still shows in the target.)"""
-    opp = 1 - seats
-    own_hand = np.take_along_axis(deal_points[:, 2:4], seats[:, None], axis=1)[:, 0]
-    opp_hand = np.take_along_axis(deal_points[:, 2:4], opp[:, None], axis=1)[:, 0]
-    crib = np.where(deal_points[:, 6] == seats, 1, -1) * deal_points[:, 4]
+    hands = deal_points[:, _HAND0:_HAND0 + 2]
+    own_hand = np.take_along_axis(hands, seats[:, None], axis=1)[:, 0]
+    opp_hand = np.take_along_axis(hands, 1 - seats[:, None], axis=1)[:, 0]
+    crib = np.where(deal_points[:, _DEALER] == seats, 1, -1) * deal_points[:, _CRIB]
     show = (own_hand - opp_hand + crib).astype(np.float32)
     return np.where(playing, show[:, None], -opp_hand.astype(np.float32)[:, None])
 
@@ -119,8 +122,7 @@ def choose(q: np.ndarray, masks: np.ndarray, epsilon: float, rng: np.random.Gene
     actions = np.argmax(scores, axis=1)
     explore = rng.random(len(q)) < epsilon
     if explore.any():
-        noise = np.where(legal[explore], rng.random((int(explore.sum()), N_CARDS)), -1.0)
-        actions[explore] = np.argmax(noise, axis=1)
+        actions[explore] = random_legal_cards(masks[explore], rng)
     return actions
 
 

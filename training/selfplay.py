@@ -66,14 +66,8 @@ class SelfPlayPool:
         self.cache_size = cache_size
         self.current: Agent = fallback
 
-    def snapshots(self) -> list[Path]:
-        if not self.pool_dir.exists():
-            return []
-        return sorted(p for p in self.pool_dir.iterdir()
-                      if p.name.startswith("step_") and (p / META_FILE).exists())
-
     def reset(self) -> None:
-        snapshots = self.snapshots()
+        snapshots = pool_snapshots(self.pool_dir)
         if not snapshots:
             self.current = self.fallback
         else:
@@ -90,6 +84,14 @@ class SelfPlayPool:
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return self.current.act(observation, action_mask)
+
+
+def pool_snapshots(pool_dir: Path) -> list[Path]:
+    """The complete snapshots in a pool folder, oldest first (staging folders are not listed)."""
+    if not pool_dir.exists():
+        return []
+    return sorted(p for p in pool_dir.iterdir()
+                  if p.name.startswith("step_") and (p / META_FILE).exists())
 
 
 def add_snapshot(pool_dir: Path, checkpoint: Path, step: int, pool_size: int) -> Path:

@@ -30,6 +30,7 @@ import json
 import os
 import random
 import time
+from collections import deque
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -150,7 +151,7 @@ class Trainer:
         specs = [(o.agent, o.weight) for o in cfg.opponents]
         if [s for s, _ in specs] == ["random"]:
             return "random"
-        members, self.self_slots, _ = batch_mixture(
+        members, self.self_slots = batch_mixture(
             specs, self.pool_dir if self.uses_pool else None, cfg.selfplay.pool_size,
             cfg.selfplay.fallback, seed=cfg.seed)
         return members
@@ -285,23 +286,20 @@ class Trainer:
     # -- the schedule --
 
     def schedule_from(self, steps: int) -> None:
-        cfg = self.cfg
-        self.next_eval = (steps // cfg.eval.every + 1) * cfg.eval.every
-        snap = cfg.selfplay.snapshot_every
-        self.next_snapshot = (steps // snap + 1) * snap
+        """The first evaluation and snapshot due after ``steps``."""
+        self.next_eval = _next_multiple(steps, self.cfg.eval.every)
+        self.next_snapshot = _next_multiple(steps, self.cfg.selfplay.snapshot_every)
 
     def between_updates(self) -> None:
         """Snapshots and evaluations that fall due; called when the weights are those of every
         step counted so far (after an update, before the next rollout)."""
-        cfg = self.cfg
         steps = self.num_timesteps
         if self.uses_pool and steps >= self.next_snapshot:
             self.snapshot()
-            self.next_snapshot = (steps // cfg.selfplay.snapshot_every + 1) \
-                * cfg.selfplay.snapshot_every
+            self.next_snapshot = _next_multiple(steps, self.cfg.selfplay.snapshot_every)
         if steps >= self.next_eval:
             self.periodic()
-            self.next_eval = (steps // cfg.eval.every + 1) * cfg.eval.every
+            self.next_eval = _next_multiple(steps, self.cfg.eval.every)
 
     def log_speed(self) -> None:
         """Steps per second of this session, evaluations excluded, and where the time went."""
@@ -506,7 +504,8 @@ class DMCTrainer(Trainer):
         deals = DealBuffer.empty(env.num_envs, width)
         store = SampleStore(width, d.samples_per_update)
         end = self.num_timesteps + steps
-        returns: list[float] = []
+        margins: deque[float] = deque(maxlen=100)  # final margins of the latest training games
+        games = 0
         progress = _progress(self.cfg.train.progress_bar, steps)
         while self.num_timesteps < end and not self.out_of_time():
             self.between_updates()
@@ -527,9 +526,9 @@ class DMCTrainer(Trainer):
                 if ended.size:
                     store.add(*deals.close(ended, info["deal_points"][ended], seats[ended],
                                            d.controllable_return))
-                for i in np.flatnonzero(done):
-                    own, opp = info["final_scores"][i]
-                    returns.append(float(own - opp))
+                for own, opp in info["final_scores"][done]:
+                    margins.append(float(own - opp))
+                    games += 1
                 self.num_timesteps += env.num_envs
                 progress.update(env.num_envs)
                 self.timings["forward"] += t1 - t0
@@ -546,12 +545,17 @@ class DMCTrainer(Trainer):
                 self.logger.record(f"train/{key}", value)
             self.logger.record("train/epsilon", d.epsilon)
             self.logger.record("train/n_updates", self.n_updates)
-            if returns:
-                self.logger.record("rollout/ep_rew_mean", float(np.mean(returns[-100:])))
-                self.logger.record("rollout/games", len(returns))
+            if margins:
+                self.logger.record("rollout/ep_rew_mean", float(np.mean(margins)))
+                self.logger.record("rollout/games", games)
             self.log_speed()
             self.logger.dump(self.num_timesteps)
         progress.close()
+
+
+def _next_multiple(steps: int, every: int) -> int:
+    """The first multiple of ``every`` above ``steps``."""
+    return (steps // every + 1) * every
 
 
 def _progress(enabled: bool, total: int):
