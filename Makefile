@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 TRAIN_CONFIG ?= configs/default.yaml
 
-.PHONY: install test lint train bench clean
+.PHONY: install test test-slow lint train bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ install: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2
+
+# The long differential and random-game sweeps (the quick suite runs a sample of each).
+test-slow: $(STAMP)
+	$(PY) -m pytest -n 2 -m slow
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check crib_env agents training tests bench
