@@ -126,6 +126,9 @@ def test_checkpoint_round_trips_and_plays(run):
     latest = run["run"] / "latest"
     net, meta = load_network(latest)
     assert meta["num_timesteps"] == 512
+    # the commit that trained it (this checkout's), for reproducing a shipped checkpoint
+    assert re.fullmatch(r"[0-9a-f]{40}", meta["code"]["commit"])
+    assert isinstance(meta["code"]["dirty"], bool)
     _, optimizer, rng = load_training_state(latest)
     assert optimizer["state"] and "torch" in rng
     agent = make_agent(str(latest), seed=0)  # the path crib evaluate --agent takes

@@ -29,6 +29,7 @@ import functools
 import json
 import os
 import random
+import subprocess
 import time
 from collections import deque
 from datetime import datetime
@@ -100,6 +101,22 @@ def find_run_to_resume(output_dir: Path, name: str) -> Path:
                                 f"under {output_dir}")
     return max(candidates, key=lambda p: p.name.split("__")[3])
 
+
+
+@functools.cache
+def source_commit() -> dict[str, Any] | None:
+    """The git commit of the code that trains (and whether the checkout had uncommitted changes),
+    for a checkpoint's meta.json; None outside a git checkout."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                                text=True, timeout=10, check=True).stdout.strip()
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                                cwd=root, capture_output=True, text=True, timeout=10,
+                                check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit, "dirty": bool(status.strip())}
 
 class Trainer:
     """One run: builds the envs and the model, trains, evaluates, checkpoints.
@@ -203,6 +220,7 @@ class Trainer:
                 "wall_seconds": round(self.wall_seconds(), 1),
             },
             "eval": self.last_eval,
+            "code": source_commit(),
         }
         return save_checkpoint(
             folder, self.network, cfg.policy.arch, cfg.policy.arch_kwargs(), info,
