@@ -34,12 +34,15 @@ def evaluate(
     engine: Annotated[str, typer.Option(
         help="fast: games interleaved on the compiled core (stateless agents only); game: one "
              "at a time through the plain engine; auto: fast where possible")] = "auto",
+    record: Annotated[Path | None, typer.Option(
+        help="write every game here, one JSON line each (crib replay reads it)")] = None,
 ) -> None:
     """Play AGENT against OPPONENT and report win rate and points per game with 95% intervals."""
     from training.evaluate import evaluate_command
 
     _run(lambda: evaluate_command(agent, opponent, games=games, seed=seed, json_path=json_path,
-                                  duplicate=duplicate, workers=workers, engine=engine))
+                                  duplicate=duplicate, workers=workers, engine=engine,
+                                  record_path=record))
 
 
 @app.command()
