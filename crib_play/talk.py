@@ -130,7 +130,7 @@ def announcements(log: Sequence[LogEntry], names: Sequence[str],
             card = entry.cards[0]
             count += VALUE[card]
             said = f"{who}: {card_str(card)}"
-            if count != MAX_COUNT:  # "thirty-one for two" says the count itself
+            if not (events and events[0].kind in (FIFTEEN, THIRTY_ONE)):  # "fifteen two" says it
                 said += f", {spoken(count)}"
             if events:
                 said += f", {peg_talk(events)}"

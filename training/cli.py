@@ -83,6 +83,44 @@ def plot(
     _run(lambda: plot_command(run_dir, output=output))
 
 
+@app.command()
+def play(
+    opponent: Annotated[str, typer.Option(help="agent name or checkpoint path")] = "standard",
+    target: Annotated[int, typer.Option(help="points to win")] = 121,
+    seed: Annotated[int | None, typer.Option(help="seed: same seed, same cut and deals")] = None,
+    practice: Annotated[bool, typer.Option(help="count practice: claim your count first")] = False,
+    record: Annotated[Path | None, typer.Option(help="append the finished game to this file")] = None,
+) -> None:
+    """Play a game against OPPONENT in the terminal."""
+    from crib_play.terminal import play_command
+
+    _run(lambda: play_command(opponent, target=target, seed=seed, practice=practice,
+                              record_path=record))
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port to listen on")] = 8000,
+    record: Annotated[Path | None, typer.Option(help="append every finished game here")] = None,
+) -> None:
+    """Serve the web page: play any agent in a browser, count practice, replays."""
+    from crib_play.server import serve_command
+
+    _run(lambda: serve_command(host=host, port=port, record_path=record))
+
+
+@app.command()
+def replay(
+    file: Annotated[Path, typer.Argument(help="recorded games (crib evaluate --record, crib play)")],
+    game: Annotated[int, typer.Option(help="which game of the file, from 0")] = 0,
+) -> None:
+    """Show one recorded game move by move, both hands visible."""
+    from crib_play.terminal import replay_command
+
+    _run(lambda: replay_command(file, game=game))
+
+
 def _run(command) -> None:
     """Show bad input as one clear line and exit 2, instead of a traceback."""
     try:
