@@ -63,16 +63,18 @@ class ShowPause:
 class GameSession:
     """A game against ``agent`` (an ``agents.base.Agent``), named ``opponent_name``.
 
-    ``seed`` fixes the cut for deal and every deal; ``practice`` turns on count practice.
+    ``seed`` fixes the cut for deal and every deal; ``practice`` turns on count practice;
+    ``first_dealer`` and ``deals`` script the game as for ``Game`` (seat 0 is the person).
     """
 
     def __init__(self, agent: Any, opponent_name: str, seed: int | None = None,
-                 target: int = DEFAULT_TARGET, practice: bool = False) -> None:
+                 target: int = DEFAULT_TARGET, practice: bool = False,
+                 first_dealer: int | None = None, deals: Any = ()) -> None:
         self.agent = agent
         self.opponent_name = opponent_name
         self.names = ("You", opponent_name)
         self.seed = seed
-        self.game = Game(target=target, seed=seed)
+        self.game = Game(target=target, seed=seed, first_dealer=first_dealer, deals=deals)
         self.first_dealer = self.game.dealer
         self.practice = practice
         self.claims: list[dict[str, Any]] = []  # count practice: {deal, what, claimed, actual}

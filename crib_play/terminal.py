@@ -152,7 +152,7 @@ def play_terminal(session: GameSession, console: Console | None = None,
             try:
                 session.move(parse_move(text, view))
             except MoveError as err:
-                console.print(f"[red]{err}[/red]")
+                console.print(Text(str(err), style="red"))
     except (KeyboardInterrupt, EOFError):
         console.print("\nleft the game")
         return False
@@ -184,7 +184,7 @@ def _show(session: GameSession, view: dict[str, Any], console: Console,
                 verdict = "right" if record["right"] else f"it is {record['actual']}"
                 console.print(f"  your {record['what']}: you said {record['claimed']}, {verdict}")
         except MoveError as err:
-            console.print(f"[red]{err}[/red]")
+            console.print(Text(str(err), style="red"))
         show = session.view()["show"]
     for count in session.view()["show"]["counts"]:
         console.print(f"  {count['talk']}")
