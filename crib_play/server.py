@@ -126,6 +126,7 @@ def create_app(record_path: Path | None = None) -> FastAPI:
     games: OrderedDict[str, tuple[GameSession, threading.Lock]] = OrderedDict()
     games_lock = threading.Lock()
     recorded: set[str] = set()
+    app.state.games = games  # for tests and tools that check the page against the engine
 
     def get(game_id: str) -> tuple[GameSession, threading.Lock]:
         with games_lock:
