@@ -51,7 +51,7 @@ class NewGame(_Strict):
 
 
 class Move(_Strict):
-    cards: list[str] = Field(min_length=1, max_length=2)
+    cards: list[str] = Field(max_length=2)  # an empty list gets the game's own reason (400)
 
 
 class Claim(_Strict):

@@ -22,11 +22,11 @@ from typing import Any
 
 from agents.analysis import analyze_discards
 from crib_env.cards import VALUE, as_card, card_str, cards_str
-from crib_env.game import DEFAULT_TARGET, SHOW, Game, IllegalActionError, Phase
+from crib_env.game import DEFAULT_TARGET, GAME_OVER, SHOW, Game, IllegalActionError, Phase
 from crib_env.observation import encode
-from crib_env.scoring import EVENT_KINDS, MAX_COUNT, score_play
+from crib_env.scoring import EVENT_KINDS, MAX_COUNT, ScoreEvent, score_play
 
-from .talk import Announcement, announcements, pegs
+from .talk import Announcement, announcements, pegs, show_talk
 
 HUMAN, AGENT = 0, 1
 MAX_CLAIM = 29  # the highest score a hand or crib can hold
@@ -221,8 +221,8 @@ class GameSession:
         self.talk.extend(new)
         if shows:
             end = shows[-1] + 1
-            while end < len(log) and log[end].kind in EVENT_KINDS:
-                end += 1
+            while end < len(log) and (log[end].kind in EVENT_KINDS or log[end].kind == GAME_OVER):
+                end += 1  # the show's scores, and the end of the game if they reached the target
             pause = ShowPause(self.deal_number if not self._next_deal_started(shows[0])
                               else self.deal_number - 1, shows[0], end)
             if self.practice:
@@ -266,6 +266,8 @@ class GameSession:
         cut = self.pause.log_from if hiding else None  # practice: scores before the show's counts
         front, back = pegs(g.log, cut)
         showing = self.pause is not None
+        if showing and not hiding:  # the next deal's first lines wait until the show is left
+            cut = self.pause.log_to
         talk = [a for a in self.talk if cut is None or a.log_index < cut]
         view: dict[str, Any] = {
             "opponent": self.opponent_name,
@@ -316,24 +318,18 @@ class GameSession:
         assert pause is not None
         log = self.game.log
         record = self.game.records[pause.deal]
-        counts, current = [], None
+        counts, events = [], []
         for entry in log[pause.log_from:pause.log_to]:
             if entry.kind == SHOW:
-                current = {"owner": "you" if entry.player == HUMAN else "opponent",
-                           "what": "crib" if entry.detail == "crib" else "hand",
-                           "cards": [card_str(c) for c in _sorted_hand(entry.cards)],
-                           "points": 0}
-                counts.append(current)
-            elif entry.kind in EVENT_KINDS and current is not None:
-                current["points"] += entry.points
-        talk = {a.log_index: a.text for a in self.talk if a.kind == "show"}
-        shows = [i for i in range(pause.log_from, pause.log_to) if log[i].kind == SHOW]
-        for count, index in zip(counts, shows, strict=True):
-            # the talk of a show ends at its last score entry (or at the SHOW entry itself)
-            end = index
-            while end + 1 < len(log) and log[end + 1].kind in EVENT_KINDS:
-                end += 1
-            count["talk"] = talk.get(end)
+                counts.append({"owner": "you" if entry.player == HUMAN else "opponent",
+                               "what": "crib" if entry.detail == "crib" else "hand",
+                               "cards": [card_str(c) for c in _sorted_hand(entry.cards)]})
+                events.append([])
+            elif entry.kind in EVENT_KINDS and events:
+                events[-1].append(ScoreEvent(entry.kind, entry.points, entry.cards))
+        for count, said in zip(counts, events, strict=True):
+            count["points"] = sum(e.points for e in said)
+            count["talk"] = show_talk(said)
             if hiding and count["owner"] == "you":
                 count["points"], count["talk"] = None, None
         return {

@@ -126,8 +126,8 @@ def play_terminal(session: GameSession, console: Console | None = None,
         while True:
             view = session.view()
             for line in view["talk"][said:]:
-                style = "bold cyan" if line["points"] else None
-                console.print(f"  {line['text']}", style=style)
+                if line["kind"] != "show":  # the show is printed whole, by _show
+                    console.print(f"  {line['text']}", style="bold cyan" if line["points"] else None)
             said = len(view["talk"])
             if view["show"] is not None:
                 _show(session, view, console, ask)
@@ -187,7 +187,8 @@ def _show(session: GameSession, view: dict[str, Any], console: Console,
             console.print(Text(str(err), style="red"))
         show = session.view()["show"]
     for count in session.view()["show"]["counts"]:
-        console.print(f"  {count['talk']}")
+        who = "Your" if count["owner"] == "you" else f"{view['opponent']}'s"
+        console.print(f"  {who} {count['what']}: {count['talk']} ({count['points']})")
 
 
 def play_command(opponent: str, target: int = 121, seed: int | None = None,

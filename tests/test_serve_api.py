@@ -77,7 +77,7 @@ def test_illegal_and_malformed_moves_leave_the_game_unchanged(client):
             ({"cards": [hand[0], outside]}, 400, "not in your hand"),
             ({"cards": ["QQ", hand[0]]}, 400, "bad card 'QQ'"),
             ({"cards": [hand[0], hand[0]]}, 400, "the same card twice"),
-            ({"cards": []}, 422, "at least 1 item"),
+            ({"cards": []}, 400, "lay 2 cards to the crib, got 0"),
             ({"cards": hand[:3]}, 422, "at most 2 items"),
             ({"card": hand[0]}, 422, "Field required"),
             ({"cards": [7, 8]}, 422, "valid string")):
