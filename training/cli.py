@@ -105,9 +105,15 @@ def serve(
     record: Annotated[Path | None, typer.Option(help="append every finished game here")] = None,
 ) -> None:
     """Serve the web page: play any agent in a browser, count practice, replays."""
-    from crib_play.server import serve_command
+    def start() -> None:
+        try:
+            from crib_play.server import serve_command
+        except ImportError as err:  # fastapi / uvicorn come with the play extra
+            raise ValueError(f"crib serve needs the play extra (pip install -e '.[play]'): "
+                             f"{err}") from err
+        serve_command(host=host, port=port, record_path=record)
 
-    _run(lambda: serve_command(host=host, port=port, record_path=record))
+    _run(start)
 
 
 @app.command()
