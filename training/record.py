@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from crib_env.cards import card_str, parse_card
-from crib_env.game import DISCARD, PLAY, SHOW, Game, IllegalActionError, ScriptedDeal
+from crib_env.game import DISCARD, PLAY, Game, IllegalActionError, ScriptedDeal
 from crib_env.scoring import EVENT_KINDS
 
 RECORD_VERSION = 1
@@ -122,10 +122,10 @@ def replay_steps(record: dict[str, Any]) -> Iterable[Game]:
 def replay(record: dict[str, Any]) -> Game:
     """The finished game of ``record``, played again on ``Game``; ``ValueError`` if it does not
     end where the record says (a record from another rules version, or an edited file)."""
-    game = None
-    for game in replay_steps(record):
+    steps = replay_steps(record)
+    game = next(steps)
+    for _ in steps:  # the same Game object, stepped on to the end
         pass
-    assert game is not None
     if not game.is_over or list(game.scores) != list(record["scores"]):
         raise ValueError(f"game record does not replay: the moves end at {game.scores[0]}-"
                          f"{game.scores[1]} ({game.phase.name.lower()}), the record says "
@@ -172,10 +172,5 @@ def read_record(path: Path | str, game: int = 0) -> dict[str, Any]:
     return records[game]
 
 
-def show_entries(game: Game) -> list[tuple[int, Any]]:
-    """(index, entry) of the SHOW entries of ``game.log`` (for viewers that mark the shows)."""
-    return [(i, e) for i, e in enumerate(game.log) if e.kind == SHOW]
-
-
 __all__ = ["RECORD_VERSION", "game_actions", "game_record", "read_record", "read_records",
-           "replay", "replay_steps", "score_events", "show_entries", "write_records"]
+           "replay", "replay_steps", "score_events", "write_records"]
