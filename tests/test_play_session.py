@@ -227,3 +227,29 @@ def test_bad_record_files_are_named(tmp_path):
     record["scores"] = [0, 0]
     with pytest.raises(ValueError, match="does not replay"):
         replay(record)
+
+
+def test_cli_replay_play_and_evaluate_record(tmp_path):
+    from typer.testing import CliRunner
+
+    from training.cli import app
+
+    runner = CliRunner()
+    path = tmp_path / "games.jsonl"
+    result = runner.invoke(app, ["evaluate", "--agent", "greedy", "--opponent", "random",
+                                 "--games", "2", "--engine", "game", "--record", str(path)])
+    assert result.exit_code == 0, result.output
+    assert len(read_records(path)) == 2
+    result = runner.invoke(app, ["replay", str(path), "--game", "1"])
+    assert result.exit_code == 0, result.output
+    record = read_records(path)[1]
+    winner = record["players"][record["winner"]]
+    assert f"{winner} wins {max(record['scores'])}-{min(record['scores'])}" in result.output
+    result = runner.invoke(app, ["replay", str(path), "--game", "2"])
+    assert result.exit_code == 2 and "--game must be 0..1" in result.output
+    result = runner.invoke(app, ["replay", str(tmp_path / "none.jsonl")])
+    assert result.exit_code == 2 and "no recorded games at" in result.output
+    result = runner.invoke(app, ["play", "--opponent", "nobody"])
+    assert result.exit_code == 2 and "unknown agent 'nobody'" in result.output
+    result = runner.invoke(app, ["play", "--opponent", "random", "--seed", "1"], input="q\n")
+    assert result.exit_code == 0 and "left the game" in result.output
