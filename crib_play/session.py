@@ -283,8 +283,10 @@ class GameSession:
             "practice": self.practice,
             "claims": list(self.claims),
             "over": self.over,
-            "result": self._result_text() if self.over else None,
-            "winner": None if g.winner is None else ("you" if g.winner == HUMAN else "opponent"),
+            # practice: a game that ends in the show keeps its result until the count is claimed
+            "result": self._result_text() if self.over and not hiding else None,
+            "winner": (None if g.winner is None or hiding else
+                       "you" if g.winner == HUMAN else "opponent"),
         }
         if showing:
             view.update(self._show_view(hiding))
@@ -307,7 +309,7 @@ class GameSession:
                 "you_said_go": g.said_go[HUMAN] and g.phase == Phase.PLAY,
                 "show": None,
             })
-        if self.over:
+        if self.over and not hiding:
             view["deals"] = self.deal_points()
         return view
 

@@ -253,3 +253,23 @@ def test_cli_replay_play_and_evaluate_record(tmp_path):
     assert result.exit_code == 2 and "unknown agent 'nobody'" in result.output
     result = runner.invoke(app, ["play", "--opponent", "random", "--seed", "1"], input="q\n")
     assert result.exit_code == 0 and "left the game" in result.output
+
+
+def test_a_game_won_in_a_practice_show_keeps_its_result_until_the_claim():
+    session = GameSession(RandomAgent(0), "random", seed=0, practice=True)
+    rng = random.Random(0)
+    while not session.over:
+        if session.pause is not None:
+            session.claim(**{w: 0 for w in session.pause.claims_needed})
+            session.continue_()
+            continue
+        view = session.view()
+        session.move(rng.sample(view["legal"], view["cards_needed"]))
+    assert session.pause is not None and session.pause.claims_needed  # seed 0 ends in a show
+    view = session.view()
+    assert view["result"] is None and "deals" not in view
+    assert view["scores"]["you"]["front"] < session.game.target
+    session.claim(**{w: 0 for w in session.pause.claims_needed})
+    view = session.view()
+    assert view["result"].startswith("you win 121-")
+    assert view["scores"]["you"]["front"] == 121 and len(view["deals"]) == len(session.game.records)

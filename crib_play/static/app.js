@@ -90,7 +90,7 @@ function show(next) {
   setPegs("lane-opponent", view.scores.opponent, t,
           view.opponent + (view.dealer === "opponent" ? " (crib)" : ""));
   let status = `Deal ${view.deal}: ${view.dealer === "you" ? "your" : view.opponent + "'s"} crib. `;
-  if (view.over) status = view.result;
+  if (view.result) status = view.result;
   else if (view.phase === "show") status += "The show.";
   else if (view.phase === "discard") status += "Throw two cards to the crib.";
   else if (view.your_turn) status += "Your play.";
@@ -171,8 +171,8 @@ function drawTalk() {
 
 function drawResult() {
   const box = $("result");
-  box.hidden = !view.over;
-  if (!view.over) return;
+  box.hidden = !view.result;   // withheld while a practice count is still to be claimed
+  if (!view.result) return;
   const rows = view.deals.map((d) =>
     `<tr><td>${d.deal}</td><td>${d.dealer === "you" ? "you" : view.opponent}</td>` +
     ["you", "opponent"].map((s) => `<td>${d[s].pegging}</td><td>${d[s].hand}</td>` +
