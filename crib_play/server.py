@@ -112,6 +112,7 @@ def replay_frames(record: dict[str, Any]) -> list[dict[str, Any]]:
             "hands": [[card_str(c) for c in game.hands[p]] for p in (0, 1)],
             "dealt": [[card_str(c) for c in deal.hands[p]] for p in (0, 1)],
             "discards": [[card_str(c) for c in game.discards[p]] for p in (0, 1)],
+            "played": [[card_str(c) for c in game.played[p]] for p in (0, 1)],
             "starter": card_str(game.starter) if game.starter is not None else None,
             "count": game.count,
             "sequence": [card_str(c) for c in game.sequence],

@@ -395,7 +395,7 @@ class GameSession:
         """The finished game as ``training.record`` writes it (for ``crib replay``)."""
         from training.record import game_record
 
-        return game_record(self.game, ["you", self.opponent_name], self.first_dealer,
+        return game_record(self.game, list(self.names), self.first_dealer,
                            played_by="crib play", seed=self.seed)
 
 

@@ -3,7 +3,7 @@
 that the scores on the page are the engine's, tries illegal clicks and opens a replay (issue 13).
 
 Skipped, with the reason, only where Playwright or a Chromium binary is missing. With
-``CRIB_SCREENSHOTS=DIR`` the board is saved at the deal, mid-play and at the show (the README's
+``CRIB_SCREENSHOTS=DIR`` the board is saved at the deal, mid-play, at the show and in the replay (the README's
 pictures come from ``CRIB_SCREENSHOTS=docs/img``).
 """
 
@@ -80,10 +80,16 @@ def shoot(page, name: str) -> None:
         page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=False)
 
 
-def click_and_wait(page, selector: str):
-    """Click and wait for the game API's answer; returns the response."""
+def click_and_wait(page, target):
+    """Click ``target`` (a selector or a locator), wait for the API's answer and for the page to
+    have drawn it (the page counts its redraws in ``body[data-renders]``); returns the response."""
+    before = int(page.get_attribute("body", "data-renders") or 0)
     with page.expect_response(lambda r: "/api/" in r.url and r.request.method != "GET") as info:
-        page.click(selector)
+        if isinstance(target, str):
+            page.click(target)
+        else:
+            target.click()
+    page.wait_for_function("n => Number(document.body.dataset.renders || 0) > n", arg=before)
     return info.value
 
 
@@ -131,18 +137,15 @@ def test_a_whole_game_by_clicking_then_its_replay(server, page):
         illegal = page.locator("#hand button.card:not(.legal)")
         if illegal.count() and not illegal_tried:  # a card that would pass 31
             count, hand = page.inner_text("#count"), page.inner_text("#hand")
-            with page.expect_response(lambda r: "/move" in r.url) as info:
-                illegal.first.click()
-            assert info.value.status == 400
+            assert click_and_wait(page, illegal.first).status == 400
             assert "past 31" in page.inner_text("#message")
             assert (page.inner_text("#count"), page.inner_text("#hand")) == (count, hand)
             illegal_tried = True
         if not shot_play and len(page.query_selector_all("#sequence .card")) >= 3:
             shoot(page, "play")
             shot_play = True
-        with page.expect_response(lambda r: "/move" in r.url) as info:
-            page.locator("#hand button.card.legal").first.click()
-        assert info.value.status == 200, info.value.text()
+        response = click_and_wait(page, page.locator("#hand button.card.legal").first)
+        assert response.status == 200, response.text()
     else:
         pytest.fail("the game did not end within 600 clicks")
 
@@ -166,8 +169,11 @@ def test_a_whole_game_by_clicking_then_its_replay(server, page):
     page.click("#replay-next")
     page.click("#replay-next")
     assert page.inner_text("#replay-step").startswith("move 2 of")
-    # both hands visible in a replay: twelve cards dealt, two laid away
+    # both hands visible in a replay: twelve cards, two of them thrown already
     assert len(page.query_selector_all("#replay-board .replay-hand .card")) == 12
+    for _ in range(7):  # into the play of the first deal, for the picture
+        page.click("#replay-next")
+    shoot(page, "replay")
     page.click("#replay-end")
     seats = [page.inner_text(f"#replay-seat-{p}") for p in (0, 1)]
     final = [int(text.split(": ")[1].split()[0]) for text in seats]

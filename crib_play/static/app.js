@@ -41,6 +41,10 @@ function cards(container, list, extra = "") {
 
 function say(text) { $("message").textContent = text || ""; }
 
+// Counts finished redraws after a request (the browser test waits on it instead of sleeping).
+let renders = 0;
+function rendered() { document.body.dataset.renders = String(++renders); }
+
 function setPegs(lane, score, target, label) {
   const lanes = $(lane);
   lanes.querySelector(".front").style.left = `${(100 * score.front) / target}%`;
@@ -69,6 +73,7 @@ async function newGame() {
     show(await api("POST", "/api/games", body));
     say("");
   } catch (err) { say(err.message); }
+  rendered();
 }
 
 async function send(path, body) {
@@ -76,6 +81,7 @@ async function send(path, body) {
     show(await api("POST", `/api/games/${gameId}/${path}`, body));
     say("");
   } catch (err) { say(err.message); }
+  rendered();
 }
 
 function show(next) {
@@ -234,7 +240,8 @@ async function openReplay() {
     $("replay").hidden = false;
     drawReplay();
     say("");
-  } catch (err) { say(err.message); alert(err.message); }
+  } catch (err) { say(err.message); }
+  rendered();
 }
 
 function drawReplay() {
@@ -251,6 +258,7 @@ function drawReplay() {
     const turn = f.to_move === p ? " \u25c0 to move" : "";
     row.append(`${names[p]}${crib}: ${f.scores[p].front} (back ${f.scores[p].back})  hand `);
     f.hands[p].forEach((c) => row.append(cardEl(c, "span", "small")));
+    if (f.played[p].length) row.append("  laid ", ...f.played[p].map((c) => cardEl(c, "span", "small")));
     if (f.discards[p].length) row.append("  threw ", ...f.discards[p].map((c) => cardEl(c, "span", "small")));
     row.append(turn);
     box.append(row);
