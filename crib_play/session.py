@@ -22,7 +22,7 @@ from typing import Any
 
 from agents.analysis import analyze_discards
 from crib_env.cards import VALUE, as_card, card_str, cards_str
-from crib_env.game import DEFAULT_TARGET, GAME_OVER, SHOW, Game, IllegalActionError, Phase
+from crib_env.game import DEAL, DEFAULT_TARGET, GAME_OVER, SHOW, Game, IllegalActionError, Phase
 from crib_env.observation import encode
 from crib_env.scoring import EVENT_KINDS, MAX_COUNT, ScoreEvent, score_play
 
@@ -50,9 +50,9 @@ def win_chance(score: int, opponent_score: int, dealer: bool, target: int) -> fl
 
 @dataclass
 class ShowPause:
-    """A finished show waiting for the person: ``log_from`` is the index of its first SHOW entry,
-    ``log_to`` one past its last score; ``claims_needed`` what the person must still claim
-    (count practice)."""
+    """A finished show waiting for the person: ``deal`` its deal (0-based), ``log_from`` the index
+    of its first SHOW entry, ``log_to`` one past its last score (and the game's end, if it came
+    there); ``claims_needed`` what the person must still claim (count practice)."""
 
     deal: int
     log_from: int
@@ -161,8 +161,8 @@ class GameSession:
     def continue_(self) -> list[Announcement]:
         """Leave the show and play on (the agent moves first if it is its turn)."""
         if self.pause is None:
-            raise MoveError("no show to leave: it is time to " +
-                            ("nothing; the game is over" if self.over else "move"), 409)
+            raise MoveError(f"the game is over ({self._result_text()})" if self.over
+                            else "no show to leave: it is your move", 409)
         if self.pause.claims_needed:
             raise MoveError(f"count practice: claim your {' and '.join(self.pause.claims_needed)} "
                             f"first", 409)
@@ -192,7 +192,7 @@ class GameSession:
         actual = self._show_points(self.pause)
         new = []
         for what in self.pause.claims_needed:
-            record = {"deal": self.pause.deal, "what": what, "claimed": given[what],
+            record = {"deal": self.pause.deal + 1, "what": what, "claimed": given[what],
                       "actual": actual[what], "right": given[what] == actual[what]}
             self.claims.append(record)
             new.append(record)
@@ -223,15 +223,12 @@ class GameSession:
             end = shows[-1] + 1
             while end < len(log) and (log[end].kind in EVENT_KINDS or log[end].kind == GAME_OVER):
                 end += 1  # the show's scores, and the end of the game if they reached the target
-            pause = ShowPause(self.deal_number if not self._next_deal_started(shows[0])
-                              else self.deal_number - 1, shows[0], end)
+            deal = sum(1 for e in log[:shows[0]] if e.kind == DEAL) - 1  # the next may be dealt
+            pause = ShowPause(deal, shows[0], end)
             if self.practice:
                 pause.claims_needed = [("crib" if log[i].detail == "crib" else "hand")
                                        for i in shows if log[i].player == HUMAN]
             self.pause = pause
-
-    def _next_deal_started(self, show_index: int) -> bool:
-        return any(e.kind == "deal" for e in self.game.log[show_index:])
 
     def _show_points(self, pause: ShowPause) -> dict[str, int]:
         """Points of each count in the paused show, by owner: hand / crib of the person,
