@@ -135,8 +135,8 @@ def announcements(log: Sequence[LogEntry], names: Sequence[str],
             if events:
                 said += f", {peg_talk(events)}"
             out.append(Announcement(deal, entry.player, "play", said, points, j - 1))
-            if count == MAX_COUNT:
-                count = 0
+            if count == MAX_COUNT or any(e.kind == GO for e in scored):
+                count = 0  # 31, or a go pegged at once (the other had said go before)
         elif entry.kind == SAID_GO:
             out.append(Announcement(deal, entry.player, "go", f"{who}: go", 0, i))
         elif entry.kind == STARTER:

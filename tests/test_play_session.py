@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from agents.base import RandomAgent
-from crib_env.game import Game
+from crib_env.cards import VALUE, card_str
+from crib_env.game import Game, Phase
 from crib_env.scoring import FIFTEEN, GO, HEELS, LAST_CARD, PAIR, RUN, THIRTY_ONE, ScoreEvent
 from crib_play.session import HUMAN, GameSession, MoveError
-from crib_play.talk import peg_talk, pegs
+from crib_play.talk import announcements, peg_talk, pegs, spoken
 from crib_play.terminal import play_terminal
 from training.evaluate import evaluate
 from training.record import game_record, read_record, read_records, replay, write_records
@@ -45,6 +46,22 @@ def test_peg_talk_says_what_players_say():
     assert peg_talk([ScoreEvent(FIFTEEN, 2), ScoreEvent(PAIR, 2)]) == \
         "fifteen two and a pair is four"
     assert peg_talk([ScoreEvent(RUN, 3, (1, 2, 3))]) == "a run of three for three"
+
+
+def test_each_play_is_announced_with_the_engines_count():
+    for seed in range(30):
+        game, rng = Game(seed=seed), random.Random(seed)
+        while not game.is_over:
+            before, phase = game.count, game.phase
+            card = rng.choice(game.legal_actions())
+            game.step(card)
+            if phase != Phase.PLAY:
+                continue
+            said = [a for a in announcements(game.log, ["You", "agent"]) if a.kind == "play"][-1]
+            assert said.text.startswith(f"{['You', 'agent'][said.player]}: {card_str(card)}")
+            count = before + VALUE[card]
+            if count not in (15, 31):  # "fifteen two" / "thirty-one for two" say it themselves
+                assert f", {spoken(count)}" in said.text, (seed, said.text, count)
 
 
 def test_pegs_follow_the_engine_front_and_back():
