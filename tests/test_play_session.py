@@ -49,19 +49,22 @@ def test_peg_talk_says_what_players_say():
 
 
 def test_each_play_is_announced_with_the_engines_count():
+    names = ["You", "agent"]
     for seed in range(30):
         game, rng = Game(seed=seed), random.Random(seed)
+        plays = []  # (player, card, the count the engine reached with it)
         while not game.is_over:
-            before, phase = game.count, game.phase
+            before, phase, player = game.count, game.phase, game.to_move
             card = rng.choice(game.legal_actions())
             game.step(card)
-            if phase != Phase.PLAY:
-                continue
-            said = [a for a in announcements(game.log, ["You", "agent"]) if a.kind == "play"][-1]
-            assert said.text.startswith(f"{['You', 'agent'][said.player]}: {card_str(card)}")
-            count = before + VALUE[card]
+            if phase == Phase.PLAY:
+                plays.append((player, card, before + VALUE[card]))
+        said = [a.text for a in announcements(game.log, names) if a.kind == "play"]
+        assert len(said) == len(plays)
+        for text, (player, card, count) in zip(said, plays, strict=True):
+            assert text.startswith(f"{names[player]}: {card_str(card)}")
             if count not in (15, 31):  # "fifteen two" / "thirty-one for two" say it themselves
-                assert f", {spoken(count)}" in said.text, (seed, said.text, count)
+                assert f", {spoken(count)}" in text, (seed, text, count)
 
 
 def test_pegs_follow_the_engine_front_and_back():
