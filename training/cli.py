@@ -34,12 +34,15 @@ def evaluate(
     engine: Annotated[str, typer.Option(
         help="fast: games interleaved on the compiled core (stateless agents only); game: one "
              "at a time through the plain engine; auto: fast where possible")] = "auto",
+    record: Annotated[Path | None, typer.Option(
+        help="write every game here, one JSON line each (crib replay reads it)")] = None,
 ) -> None:
     """Play AGENT against OPPONENT and report win rate and points per game with 95% intervals."""
     from training.evaluate import evaluate_command
 
     _run(lambda: evaluate_command(agent, opponent, games=games, seed=seed, json_path=json_path,
-                                  duplicate=duplicate, workers=workers, engine=engine))
+                                  duplicate=duplicate, workers=workers, engine=engine,
+                                  record_path=record))
 
 
 @app.command()
@@ -78,6 +81,50 @@ def plot(
     from training.plots import plot_command
 
     _run(lambda: plot_command(run_dir, output=output))
+
+
+@app.command()
+def play(
+    opponent: Annotated[str, typer.Option(help="agent name or checkpoint path")] = "standard",
+    target: Annotated[int, typer.Option(help="points to win")] = 121,
+    seed: Annotated[int | None, typer.Option(help="seed: same seed, same cut and deals")] = None,
+    practice: Annotated[bool, typer.Option(help="count practice: claim your count first")] = False,
+    record: Annotated[Path | None, typer.Option(help="append the finished game to this file")] = None,
+) -> None:
+    """Play a game against OPPONENT in the terminal."""
+    from crib_play.terminal import play_command
+
+    _run(lambda: play_command(opponent, target=target, seed=seed, practice=practice,
+                              record_path=record))
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port to listen on")] = 8000,
+    record: Annotated[Path | None, typer.Option(help="append every finished game here")] = None,
+) -> None:
+    """Serve the web page: play any agent in a browser, count practice, replays."""
+    def start() -> None:
+        try:
+            from crib_play.server import serve_command
+        except ImportError as err:  # fastapi / uvicorn come with the play extra
+            raise ValueError(f"crib serve needs the play extra (pip install -e '.[play]'): "
+                             f"{err}") from err
+        serve_command(host=host, port=port, record_path=record)
+
+    _run(start)
+
+
+@app.command()
+def replay(
+    file: Annotated[Path, typer.Argument(help="recorded games (crib evaluate --record, crib play)")],
+    game: Annotated[int, typer.Option(help="which game of the file, from 0")] = 0,
+) -> None:
+    """Show one recorded game move by move, both hands visible."""
+    from crib_play.terminal import replay_command
+
+    _run(lambda: replay_command(file, game=game))
 
 
 def _run(command) -> None:
