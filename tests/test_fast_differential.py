@@ -119,7 +119,7 @@ def test_a_loaded_mid_game_state_plays_on_identically():
 
 
 def test_show_scores_of_all_hands_match_the_rules_distribution():
-    """All 12,994,800 hand + starter combinations, hand and crib rules (RULES.md figures)."""
+    """All 12,994,800 hand + starter combinations, hand and crib rules (docs/RULES.md section 12)."""
     hand = fast.show_distribution(False)
     crib = fast.show_distribution(True)
     assert hand.sum() == crib.sum() == 12_994_800
@@ -147,6 +147,6 @@ def test_100000_random_games_end_with_one_winner_on_the_target():
     assert (scores[rows, 1 - winners] < 121).all()
     assert 100 < moves / len(winners) < 200
     first_dealer_wins = float((winners == first).mean())
-    assert 0.5 < first_dealer_wins < 0.6  # the first deal is an edge (RULES.md: about 55%)
+    assert 0.5 < first_dealer_wins < 0.6  # the first deal is an edge (docs/RULES.md section 13)
     again = fast.random_games(100_000, 7, 121)
     assert (again[0] == scores).all()  # same seed, same games
