@@ -637,12 +637,26 @@ def evaluate(
 
 def evaluate_command(agent: str, opponent: str, games: int, seed: int = 0,
                      json_path: Path | None = None, duplicate: bool = False,
-                     workers: int = 1, engine: str = "auto") -> EvaluationReport:
-    """``crib evaluate``: run ``evaluate`` with a progress bar, print the tables, write the JSON."""
+                     workers: int = 1, engine: str = "auto",
+                     ray: str | None = None) -> EvaluationReport:
+    """``crib evaluate``: run ``evaluate`` with a progress bar, print the tables, write the JSON.
+    ``ray``: play the blocks as Ray tasks (``training.ray_backend``; ``"local"`` starts a Ray with
+    ``workers`` CPUs, ``"auto"`` or an address joins a cluster); the report is the same."""
     from rich.console import Console
 
-    report = evaluate(agent, opponent, games=games, seed=seed, duplicate=duplicate,
-                      workers=workers, progress=True, engine=engine)
+    pool = None
+    if ray is not None:
+        from .ray_backend import RayPool
+
+        pool = RayPool(ray, num_cpus=workers)
+    try:
+        report = evaluate(agent, opponent, games=games, seed=seed, duplicate=duplicate,
+                          workers=workers, progress=True, engine=engine, pool=pool)
+        if pool is not None:
+            report.workers = pool.workers
+    finally:
+        if pool is not None:
+            pool.shutdown()
     console = Console()
     report.print(console)
     if json_path is not None:

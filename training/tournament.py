@@ -198,8 +198,9 @@ def _labels(specs: Sequence[str]) -> list[str]:
 
 def tournament(agent_specs: Sequence[str], games: int, seed: int = 0, workers: int = 1,
                progress: bool = True, target: int = 121, regret: bool = False,
-               duplicate: bool = False) -> TournamentResult:
-    """Play a round robin of ``games`` games per pairing; see the module docstring."""
+               duplicate: bool = False, ray: str | None = None) -> TournamentResult:
+    """Play a round robin of ``games`` games per pairing; see the module docstring. ``ray``: play
+    the blocks as Ray tasks (``training.ray_backend``), same result."""
     specs = [s.strip() for s in agent_specs]
     if len(specs) < 2:
         raise ValueError(f"a tournament needs at least two agents, got {len(specs)}: {specs}")
@@ -213,7 +214,12 @@ def tournament(agent_specs: Sequence[str], games: int, seed: int = 0, workers: i
     k = len(specs)
     wins = np.zeros((k, k))
     reports = []
-    pool = process_pool(workers) if workers > 1 else None
+    if ray is not None:
+        from .ray_backend import RayPool
+
+        pool = RayPool(ray, num_cpus=workers)
+    else:
+        pool = process_pool(workers) if workers > 1 else None
     try:
         for i in range(k):
             for j in range(i + 1, k):
@@ -221,6 +227,8 @@ def tournament(agent_specs: Sequence[str], games: int, seed: int = 0, workers: i
                 report = evaluate(specs[i], specs[j], games, seed=pair_seed, duplicate=duplicate,
                                   workers=workers, progress=progress, target=target,
                                   regret=regret, pool=pool)
+                if ray is not None:
+                    report.workers = pool.workers
                 report.agent, report.opponent = labels[i], labels[j]
                 wins[i, j], wins[j, i] = report.wins, report.losses
                 reports.append(report)
@@ -234,12 +242,12 @@ def tournament(agent_specs: Sequence[str], games: int, seed: int = 0, workers: i
 
 def tournament_command(agent_specs: list[str], games: int, seed: int = 0,
                        output: Path = Path("runs/tournament"),
-                       workers: int = 1) -> TournamentResult:
+                       workers: int = 1, ray: str | None = None) -> TournamentResult:
     """``crib tournament``: play, print the tables, write ``tournament.json`` and
     ``win_rates.png`` under ``output``."""
     from rich.console import Console
 
-    result = tournament(agent_specs, games, seed=seed, workers=workers, progress=True)
+    result = tournament(agent_specs, games, seed=seed, workers=workers, progress=True, ray=ray)
     console = Console()
     result.print(console)
     output = Path(output)
