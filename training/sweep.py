@@ -261,8 +261,14 @@ def sweep(config: Path, space_path: Path, samples: int | None = None, address: s
 
             ray.shutdown()
     ranking = rank_trials(grid, space.metric, int(base_data["train"]["total_timesteps"]))
+    unfinished = len(grid) - grid.num_terminated - grid.num_errors
     (sweep_dir / "sweep.json").write_text(json.dumps(
-        {"sweep": sweep_dir.name, "metric": space.metric, "trials": ranking}, indent=2) + "\n")
+        {"sweep": sweep_dir.name, "metric": space.metric, "unfinished_trials": unfinished,
+         "trials": ranking}, indent=2) + "\n")
+    if unfinished:  # Ctrl-C: Tune saved its state and returned early
+        print(f"sweep interrupted with {unfinished} trial(s) unfinished; continue it with: "
+              f"crib sweep --config {config} --space {space_path} --output-dir {output_dir} "
+              f"--resume")
     return sweep_dir, ranking
 
 
