@@ -29,6 +29,7 @@ import hashlib
 import importlib.util
 import os
 import tempfile
+import threading
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from pathlib import Path
@@ -150,6 +151,7 @@ class RayPool(Executor):
         self._connected = False
         self._task = None
         self._refs: dict[str, Any] = {}  # spec -> ObjectRef of its checkpoint files (or None)
+        self._lock = threading.Lock()  # a tournament submits from one thread per pairing
 
     def _connect(self) -> None:
         import ray
@@ -169,18 +171,20 @@ class RayPool(Executor):
     def _ship(self, ref: Any) -> Any:
         if not isinstance(ref, str):
             return None  # an Agent object travels pickled inside the block
-        if ref not in self._refs:
-            import ray
+        with self._lock:
+            if ref not in self._refs:
+                import ray
 
-            files = checkpoint_files(ref)
-            self._refs[ref] = None if files is None else ray.put(files)
-        return self._refs[ref]
+                files = checkpoint_files(ref)
+                self._refs[ref] = None if files is None else ray.put(files)
+            return self._refs[ref]
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
         if kwargs or len(args) != 1 or not dataclasses.is_dataclass(args[0]):
             raise TypeError("RayPool runs the evaluator's blocks: submit(fn, block)")
-        if not self._connected:
-            self._connect()
+        with self._lock:
+            if not self._connected:
+                self._connect()
         block = args[0]
         return self._task.remote(fn, block, self._ship(block.agent),
                                  self._ship(block.opponent)).future()
