@@ -54,6 +54,9 @@ def test_ray_asked_for_without_ray_installed_says_how_to_install(monkeypatch):
                                       "--ray", "local"])
     assert result.exit_code == 2
     assert "Ray, which is not installed: pip install -e '.[ray]'" in result.output
+    result = CliRunner().invoke(app, ["sweep", "--config", str(ROOT / "configs" / "smoke.yaml"),
+                                      "--space", str(ROOT / "sweeps" / "example.yaml")])
+    assert result.exit_code == 2 and "pip install -e '.[ray]'" in result.output
     # and without --ray nothing needs Ray
     assert CliRunner().invoke(app, ["evaluate", "--agent", "random", "--games", "2"]).exit_code == 0
 

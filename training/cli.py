@@ -36,7 +36,7 @@ def evaluate(
              "at a time through the plain engine; auto: fast where possible")] = "auto",
     ray: Annotated[str | None, typer.Option(
         help="play on Ray: bare --ray starts a local Ray with --workers CPUs, --ray auto joins "
-             "this machine's cluster, --ray HOST:PORT another (needs pip install -e '.[ray]')")] = None,
+             "this machine's cluster, --ray HOST:PORT another (needs the optional 'ray' extra)")] = None,
 ) -> None:
     """Play AGENT against OPPONENT and report win rate and points per game with 95% intervals."""
     from training.evaluate import evaluate_command
@@ -55,7 +55,7 @@ def tournament(
     workers: Annotated[int, typer.Option()] = 1,
     ray: Annotated[str | None, typer.Option(
         help="play on Ray: bare --ray starts a local Ray with --workers CPUs, --ray auto joins "
-             "this machine's cluster, --ray HOST:PORT another (needs pip install -e '.[ray]')")] = None,
+             "this machine's cluster, --ray HOST:PORT another (needs the optional 'ray' extra)")] = None,
 ) -> None:
     """Round robin between agents: win-rate matrix, heatmap PNG and ratings."""
     from training.tournament import tournament_command
@@ -87,7 +87,7 @@ def sweep(
     output_dir: Annotated[Path | None, typer.Option(help="root folder for sweeps")] = None,
     resume: Annotated[bool, typer.Option(help="continue the interrupted sweep of this space")] = False,
 ) -> None:
-    """Search training settings on Ray Tune: each trial is a crib train run (needs .[ray])."""
+    """Search training settings on Ray Tune, each trial a crib train run (optional 'ray' extra)."""
     from training.sweep import sweep_command
 
     _run(lambda: sweep_command(config, space, samples=samples, address=ray,
