@@ -89,6 +89,10 @@ def test_a_sweep_space_is_checked_against_the_config_schema(tmp_path):
     bad_value = SweepSpace(name="x", params={"policy.hidden": {"choice": [16, 4]}})
     with pytest.raises(ValueError, match="policy.hidden"):
         check_space(base, bad_value)
+    bad_metric = SweepSpace(name="x", metric="win_rate/greedy",
+                            params={"ppo.ent_coef": {"choice": [0.0]}})
+    with pytest.raises(ValueError, match="allowed: score, win_rate/random"):
+        check_space(base, bad_metric)  # smoke.yaml evaluates against random only
     path = tmp_path / "space.yaml"
     path.write_text(yaml.safe_dump({"name": "x", "params": {"ppo.ent_coef": {"normal": [0, 1]}}}))
     with pytest.raises(ValueError, match="give one of choice, grid"):

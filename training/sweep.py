@@ -146,9 +146,9 @@ def check_space(base: RunConfig, space: SweepSpace) -> dict[str, Any]:
     for key, spec in space.params.items():
         for value in _candidates(spec):
             trial_config(data, space, {key: value})
-    if space.metric not in ("score", *(f"win_rate/{o}" for o in base.eval.opponents)):
-        allowed = ", ".join(["score", *(f"win_rate/{o}" for o in base.eval.opponents)])
-        raise ValueError(f"{space.name}: metric {space.metric!r}; allowed: {allowed}")
+    allowed = ["score", *(f"win_rate/{o}" for o in data["eval"]["opponents"])]
+    if space.metric not in allowed:
+        raise ValueError(f"{space.name}: metric {space.metric!r}; allowed: {', '.join(allowed)}")
     return data
 
 
