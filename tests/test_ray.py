@@ -73,9 +73,20 @@ def test_a_shipped_checkpoint_is_rebuilt_from_its_bytes_once_per_content(tmp_pat
     shutil.copytree(CHAMPION_PATH, copy)
     assert materialize(checkpoint_files(str(copy))) == folder  # same bytes, same cache entry
     # the copy plays exactly like the original
-    a = evaluate(folder, "standard", games=20, seed=5, progress=False, regret=False)
-    b = evaluate("champion", "standard", games=20, seed=5, progress=False, regret=False)
+    a = evaluate(folder, "standard", games=10, seed=5, progress=False, regret=False)
+    b = evaluate("champion", "standard", games=10, seed=5, progress=False, regret=False)
     assert a.to_dict(volatile=False) | {"agent": "x"} == b.to_dict(volatile=False) | {"agent": "x"}
+
+
+def test_a_ray_task_plays_the_shipped_copy_not_the_path_it_was_given(tmp_path):
+    from training.evaluate import _Block
+    from training.ray_backend import _run_shipped
+
+    gone = tmp_path / "on-the-driver-only"  # a path the worker's node does not have
+    block = _Block(0, 0, 20, str(gone), "standard", 1, False, 121, False, "fast")
+    seen = _run_shipped(lambda b: (b.agent, b.opponent), block, checkpoint_files("champion"),
+                        None)
+    assert seen == (materialize(checkpoint_files("champion")), "standard")
 
 
 def test_a_sweep_space_is_checked_against_the_config_schema(tmp_path):
