@@ -61,6 +61,24 @@ def test_ray_asked_for_without_ray_installed_says_how_to_install(monkeypatch):
     assert CliRunner().invoke(app, ["evaluate", "--agent", "random", "--games", "2"]).exit_code == 0
 
 
+def test_a_cluster_address_that_does_not_answer_is_refused_at_once():
+    import socket
+
+    from training.ray_backend import check_reachable
+
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ValueError, match=f"--ray 127.0.0.1:{port}: nothing answers there"):
+        check_reachable(f"127.0.0.1:{port}", timeout=2)
+    with pytest.raises(ValueError, match="expected 'auto', HOST:PORT"):
+        check_reachable("headnode")
+    with socket.socket() as s:  # and a listening port passes
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        check_reachable(f"127.0.0.1:{s.getsockname()[1]}")
+
+
 def test_a_shipped_checkpoint_is_rebuilt_from_its_bytes_once_per_content(tmp_path):
     files = checkpoint_files("champion")
     assert set(files) == {"meta.json", "policy.safetensors"}

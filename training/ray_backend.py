@@ -28,6 +28,7 @@ import dataclasses
 import hashlib
 import importlib.util
 import os
+import socket
 import tempfile
 import threading
 from collections.abc import Callable
@@ -62,19 +63,36 @@ def connect(address: str = LOCAL, num_cpus: int | None = None) -> bool:
         return False
     if not isinstance(address, str) or not address.strip():
         raise ValueError(f"--ray address must be 'local', 'auto' or HOST:PORT, got {address!r}")
-    # Workers run one block each on one core; more torch/BLAS threads would only fight over it.
+    # no dashboard (its packages are not part of the extra), and only Ray's warnings
     options: dict[str, Any] = {"include_dashboard": False, "logging_level": "WARNING",
                                "log_to_driver": True}
     if address == LOCAL:
         ray.init(num_cpus=num_cpus or os.cpu_count(), **options)
-    else:
-        try:
-            ray.init(address=address, **options)
-        except ConnectionError as err:
-            raise ValueError(f"--ray {address}: cannot join a Ray cluster there ({err}); start one "
-                             f"with 'ray start --head' or leave the address out for a local "
-                             f"Ray") from err
+        return True
+    if address != "auto":
+        check_reachable(address)  # ray.init would retry an address that never answers for minutes
+    try:
+        ray.init(address=address, **options)
+    except ConnectionError as err:
+        raise ValueError(f"--ray {address}: cannot join a Ray cluster there ({err}); start one "
+                         f"with 'ray start --head' or leave the address out for a local "
+                         f"Ray") from err
     return True
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Raise ``ValueError`` unless something accepts connections at ``HOST:PORT`` (or
+    ``ray://HOST:PORT``)."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"--ray {address!r}: expected 'auto', HOST:PORT or ray://HOST:PORT "
+                         f"(or no address for a local Ray)")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as err:
+        raise ValueError(f"--ray {address}: nothing answers there ({err}); is the head node "
+                         f"started ('ray start --head') and the address the one it printed?") \
+            from None
 
 
 def cluster_cpus() -> int:
