@@ -23,7 +23,8 @@ How games are laid out (all of it a function of ``seed`` and the game index, nev
   computed over pairs.
 * Games run in fixed blocks of ``BLOCK_GAMES`` games. Each block builds its own agents, seeded from
   ``(seed, side, block)``, and resets them before every game; workers only decide which process
-  plays which block, so the same seed gives the same report for any ``workers``. Agent *objects*
+  plays which block, so the same seed gives the same report for any ``workers`` (and on Ray:
+  ``training.ray_backend.RayPool`` runs the same blocks as Ray tasks). Agent *objects*
   (rather than spec strings) are deep-copied per block, and a ``rng`` attribute holding a numpy
   ``Generator`` or ``random.Random`` is reseeded the same way; with ``workers > 1`` they must be
   picklable.
