@@ -217,5 +217,5 @@ class RayPool(Executor):
         self._refs.clear()
 
 
-__all__ = ["LOCAL", "RETRIES", "RayPool", "RayUnavailableError", "checkpoint_files", "connect",
-           "materialize", "require_ray"]
+__all__ = ["LOCAL", "RETRIES", "RayPool", "RayUnavailableError", "check_reachable",
+           "checkpoint_files", "connect", "materialize", "require_ray"]
