@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# constraints.txt pins the tested set, torch included (the CPU build 2.13.0).
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,ray]'
 	touch $(STAMP)
 
 install: $(STAMP)

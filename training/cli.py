@@ -36,13 +36,16 @@ def evaluate(
              "at a time through the plain engine; auto: fast where possible")] = "auto",
     record: Annotated[Path | None, typer.Option(
         help="write every game here, one JSON line each (crib replay reads it)")] = None,
+    ray: Annotated[str | None, typer.Option(
+        help="play on Ray: bare --ray starts a local Ray with --workers CPUs, --ray auto joins "
+             "this machine's cluster, --ray HOST:PORT another (needs the optional 'ray' extra)")] = None,
 ) -> None:
     """Play AGENT against OPPONENT and report win rate and points per game with 95% intervals."""
     from training.evaluate import evaluate_command
 
     _run(lambda: evaluate_command(agent, opponent, games=games, seed=seed, json_path=json_path,
                                   duplicate=duplicate, workers=workers, engine=engine,
-                                  record_path=record))
+                                  record_path=record, ray=ray))
 
 
 @app.command()
@@ -52,12 +55,15 @@ def tournament(
     seed: Annotated[int, typer.Option()] = 0,
     output: Annotated[Path, typer.Option(help="folder for the heatmap and JSON")] = Path("runs/tournament"),
     workers: Annotated[int, typer.Option()] = 1,
+    ray: Annotated[str | None, typer.Option(
+        help="play on Ray: bare --ray starts a local Ray with --workers CPUs, --ray auto joins "
+             "this machine's cluster, --ray HOST:PORT another (needs the optional 'ray' extra)")] = None,
 ) -> None:
     """Round robin between agents: win-rate matrix, heatmap PNG and ratings."""
     from training.tournament import tournament_command
 
     _run(lambda: tournament_command([a for a in agents.split(",") if a], games=games, seed=seed,
-                                    output=output, workers=workers))
+                                    output=output, workers=workers, ray=ray))
 
 
 @app.command()
@@ -70,6 +76,24 @@ def train(
     from training.trainer import train_command
 
     _run(lambda: train_command(config, output_dir=output_dir, resume=resume))
+
+
+@app.command()
+def sweep(
+    config: Annotated[Path, typer.Option(help="YAML run config every trial starts from")],
+    space: Annotated[Path, typer.Option(help="YAML search space (see sweeps/example.yaml)")],
+    samples: Annotated[int | None, typer.Option(help="trials to draw (default: the space's)")] = None,
+    ray: Annotated[str | None, typer.Option(
+        help="Ray address: leave out for a local Ray on every core, 'auto' for this machine's "
+             "cluster, or HOST:PORT")] = None,
+    output_dir: Annotated[Path | None, typer.Option(help="root folder for sweeps")] = None,
+    resume: Annotated[bool, typer.Option(help="continue the interrupted sweep of this space")] = False,
+) -> None:
+    """Search training settings on Ray Tune, each trial a crib train run (optional 'ray' extra)."""
+    from training.sweep import sweep_command
+
+    _run(lambda: sweep_command(config, space, samples=samples, address=ray,
+                               output_dir=output_dir, resume=resume))
 
 
 @app.command()
@@ -136,8 +160,24 @@ def _run(command) -> None:
         raise typer.Exit(2) from err
 
 
-def main() -> None:
-    app()
+def _bare_option(argv: list[str], option: str, value: str) -> list[str]:
+    """``argv`` with ``value`` put after a bare ``option`` (one followed by nothing or by another
+    option): click has no options whose value may be left out, and ``--ray`` alone means a local
+    Ray."""
+    out = []
+    for i, arg in enumerate(argv):
+        out.append(arg)
+        if arg == option and (i + 1 == len(argv) or argv[i + 1].startswith("-")):
+            out.append(value)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    import sys
+
+    from training.ray_backend import LOCAL
+
+    app(args=_bare_option(list(sys.argv[1:] if argv is None else argv), "--ray", LOCAL))
 
 
 if __name__ == "__main__":

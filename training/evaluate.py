@@ -23,7 +23,8 @@ How games are laid out (all of it a function of ``seed`` and the game index, nev
   computed over pairs.
 * Games run in fixed blocks of ``BLOCK_GAMES`` games. Each block builds its own agents, seeded from
   ``(seed, side, block)``, and resets them before every game; workers only decide which process
-  plays which block, so the same seed gives the same report for any ``workers``. Agent *objects*
+  plays which block, so the same seed gives the same report for any ``workers`` (and on Ray:
+  ``training.ray_backend.RayPool`` runs the same blocks as Ray tasks). Agent *objects*
   (rather than spec strings) are deep-copied per block, and a ``rng`` attribute holding a numpy
   ``Generator`` or ``random.Random`` is reseeded the same way; with ``workers > 1`` they must be
   picklable.
@@ -667,16 +668,30 @@ def evaluate(
 def evaluate_command(agent: str, opponent: str, games: int, seed: int = 0,
                      json_path: Path | None = None, duplicate: bool = False,
                      workers: int = 1, engine: str = "auto",
-                     record_path: Path | None = None) -> EvaluationReport:
+                     record_path: Path | None = None,
+                     ray: str | None = None) -> EvaluationReport:
     """``crib evaluate``: run ``evaluate`` with a progress bar, print the tables, write the JSON
-    and, with ``record_path``, every game as one JSON line (``training.record``)."""
+    and, with ``record_path``, every game as one JSON line (``training.record``). ``ray``: play the
+    blocks as Ray tasks (``training.ray_backend``; ``"local"`` starts a Ray with ``workers`` CPUs,
+    ``"auto"`` or an address joins a cluster); the report is the same."""
     from rich.console import Console
 
     if record_path is not None and Path(record_path).is_dir():
         raise ValueError(f"--record {record_path} is a folder; give a file such as games.jsonl")
-    report = evaluate(agent, opponent, games=games, seed=seed, duplicate=duplicate,
-                      workers=workers, progress=True, engine=engine,
-                      record_games=record_path is not None)
+    pool = None
+    if ray is not None:
+        from .ray_backend import RayPool
+
+        pool = RayPool(ray, num_cpus=workers)
+    try:
+        report = evaluate(agent, opponent, games=games, seed=seed, duplicate=duplicate,
+                          workers=workers, progress=True, engine=engine, pool=pool,
+                          record_games=record_path is not None)
+        if pool is not None:
+            report.workers = pool.workers
+    finally:
+        if pool is not None:
+            pool.shutdown()
     console = Console()
     report.print(console)
     if json_path is not None:

@@ -32,6 +32,7 @@ import random
 import subprocess
 import time
 from collections import deque
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -138,6 +139,9 @@ class Trainer:
         self.last_eval: dict[str, Any] | None = None
         self.self_slots = None  # fast engine: the self-play slots to refresh after a snapshot
         self.timings = {"env": 0.0, "forward": 0.0, "update": 0.0}
+        #: called after every periodic evaluation with its evals.jsonl line plus "run_dir" and
+        #: "best_checkpoint" (a sweep reports these to Ray Tune)
+        self.on_eval: Callable[[dict[str, Any]], None] | None = None
 
     # -- what an algorithm provides --
 
@@ -284,6 +288,9 @@ class Trainer:
                 "best": improved, "results": results}
         with open(self.run_dir / "evals.jsonl", "a", encoding="utf-8") as f:
             f.write(json.dumps(line) + "\n")
+        if self.on_eval is not None:
+            self.on_eval({**line, "run_dir": str(self.run_dir),
+                          "best_checkpoint": str(self.run_dir / "best")})
         logger.dump(steps)
         self.print_progress(results)
 
@@ -632,8 +639,10 @@ def _curve_table(run_dir: Path) -> None:
     Console().print(table)
 
 
-def train(cfg: RunConfig, output_dir: Path | None = None, resume: bool = False) -> Path:
-    """Run (or resume) training for ``cfg``; returns the run folder."""
+def train(cfg: RunConfig, output_dir: Path | None = None, resume: bool = False,
+          on_eval: Callable[[dict[str, Any]], None] | None = None) -> Path:
+    """Run (or resume) training for ``cfg``; returns the run folder. ``on_eval`` is called after
+    each periodic evaluation (``Trainer.on_eval``)."""
     from .checkpoint import check_init_from, check_resume
 
     output_dir = Path(output_dir) if output_dir is not None else DEFAULT_OUTPUT
@@ -649,6 +658,7 @@ def train(cfg: RunConfig, output_dir: Path | None = None, resume: bool = False) 
         run_dir.mkdir(parents=True, exist_ok=False)
     atomic_write_text(run_dir / "config.yaml", dump_config(cfg))
     trainer = TRAINERS[cfg.algo](cfg, run_dir, resume)
+    trainer.on_eval = on_eval
     trainer.build()
     trainer.train()
     summary = trainer.summary()
