@@ -154,9 +154,9 @@ class CardNet(nn.Module):
         seq = obs[:, SLICES["sequence"]].reshape(batch, MAX_SEQUENCE, N_CARDS).transpose(1, 2)
         unseen = 1.0 - (sets.sum(2) + seq.sum(2)).clamp(max=1.0)
         # An unseen card's token reaches no pool and its logit is never legal (legal cards are in
-        # the hand), so only the known cards (at most 11 of the 52: own six, the starter, the
-        # opponent's four played) are encoded: the same
-        # function on every legal logit and the value, at well under half the work.
+        # the hand), so only the known cards are encoded (at most 11 of the 52: own six, the
+        # starter, the opponent's four played): the same function on every legal logit and the
+        # value, at well under half the work.
         n_known = max(1, int((unseen < 0.5).sum(1).max()))
         slot = torch.argsort(unseen, dim=1, stable=True)[:, :n_known]  # (B, K): known cards first
         sets, seq, unseen = (_take_cards(t, slot) for t in (sets, seq, unseen[..., None]))
