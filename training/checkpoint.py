@@ -41,7 +41,7 @@ from agents.learned import (
 )
 from crib_env.observation import OBS_SIZE, OBSERVATION_VERSION
 
-from .files import atomic_write_text, replace_folder  # noqa: F401 - atomic_write_text re-exported
+from .files import replace_folder
 
 OPTIMIZER_FILE = "optimizer.pt"
 RNG_FILE = "rng.json"

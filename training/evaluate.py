@@ -641,14 +641,16 @@ def evaluate_command(agent: str, opponent: str, games: int, seed: int = 0,
     """``crib evaluate``: run ``evaluate`` with a progress bar, print the tables, write the JSON."""
     from rich.console import Console
 
+    from .files import atomic_write_text, check_output_file
+
+    if json_path is not None:
+        json_path = check_output_file(json_path, "--json")  # before any game is played
     report = evaluate(agent, opponent, games=games, seed=seed, duplicate=duplicate,
                       workers=workers, progress=True, engine=engine)
     console = Console()
     report.print(console)
     if json_path is not None:
-        json_path = Path(json_path)
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(report.to_json() + "\n")
+        atomic_write_text(json_path, report.to_json() + "\n")
         console.print(f"wrote {json_path}")
     return report
 

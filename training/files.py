@@ -91,6 +91,13 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
+def save_figure(fig, path: Path, **kwargs) -> None:
+    """``fig.savefig`` to ``path`` atomically (the format follows the name, PNG if it has none)."""
+    path = Path(path)
+    fmt = path.suffix.lstrip(".").lower() or "png"
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, **kwargs))
+
+
 def append_line(path: Path, line: str) -> None:
     """Append one line (no newline inside) and flush it to disk."""
     _op()
