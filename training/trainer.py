@@ -73,15 +73,13 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def make_env(rank: int, config: dict[str, Any], pool_dir: str | None):
-    """Build one training environment (runs inside the env process)."""
+def make_env(rank: int, config: dict[str, Any], pool_dir: str | None, worker: bool = False):
+    """Build one training environment (``worker``: inside its own env process)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     torch.set_num_threads(1)
-    import multiprocessing
-
-    if multiprocessing.parent_process() is not None:
-        # an env worker: Ctrl-C reaches the whole process group, and a scheduler may signal every
-        # process; the trainer decides when to stop and closes its workers itself
+    if worker:
+        # Ctrl-C reaches the whole process group and a scheduler may signal every process: the
+        # trainer decides when to stop (training.interrupt) and closes its workers itself
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     from stable_baselines3.common.monitor import Monitor
@@ -348,6 +346,9 @@ class Trainer:
         last (it is the commit point of the step)."""
         steps = self.num_timesteps
         self.steps_at_update = steps
+        # the update's scalars go out now, at its step: left pending, SB3 would write them at the
+        # next rollout's step, where the next update's may land too (a step logged twice)
+        self.logger.dump(steps)
         if self.uses_pool and steps >= self.next_snapshot:
             self.snapshot()
             self.next_snapshot = _next_multiple(steps, self.cfg.selfplay.snapshot_every)
@@ -457,10 +458,10 @@ class PPOTrainer(Trainer):
         cfg = self.cfg
         config = cfg.model_dump(mode="json")
         pool = str(self.pool_dir) if self.uses_pool else None
-        fns = [functools.partial(make_env, rank, config, pool) for rank in range(cfg.train.n_envs)]
-        vec_cls = SubprocVecEnv if cfg.train.vec_env == "subproc" and cfg.train.n_envs > 1 \
-            else DummyVecEnv
-        return vec_cls(fns)
+        subproc = cfg.train.vec_env == "subproc" and cfg.train.n_envs > 1
+        fns = [functools.partial(make_env, rank, config, pool, worker=subproc)
+               for rank in range(cfg.train.n_envs)]
+        return (SubprocVecEnv if subproc else DummyVecEnv)(fns)
 
     @property
     def network(self) -> torch.nn.Module:
