@@ -3,7 +3,8 @@ and check that nothing is lost.
 
 A small training runs as a real ``crib train`` process; it is killed with SIGKILL at a random
 moment, then continued with ``crib train --resume``, again and again until ``--kills`` kills have
-been made (a run that finishes starts a new one). Every finished run is checked:
+been made (a run that finishes its budget first is checked and a new one started; the last run is
+resumed until it finishes). Every finished run is checked:
 
 * it finished its budget: ``latest/`` holds the step count of an uninterrupted reference run;
 * every checkpoint loads (``latest/`` with its resume state, ``best/``, every pool snapshot);
@@ -12,12 +13,12 @@ been made (a run that finishes starts a new one). Every finished run is checked:
 * ``evals.jsonl`` holds exactly the reference run's evaluation steps, each once, every line whole;
 * no staging folder or temporary file is left.
 
-Most kills land while it trains (uniformly within the reference run's training time, counted from
-the moment the session opens its TensorBoard file); one in ten lands during start-up, before the
-first save. After each kill the script notes whether it caught a save half-way (a staging folder
-on disk).
+Most kills land while it trains (uniformly within ``--max-delay`` seconds of the moment the
+session opens its TensorBoard file, i.e. after start-up: rollouts, updates, saves, snapshots and
+evaluations alike); one in ten lands during start-up. After each kill the script notes whether it
+caught a save half-way (a staging folder on disk) or came before the run's first save.
 
-    python bench/chaos_train.py --kills 50 [--algo ppo|dmc] [--seed 0] [--json FILE]
+    python bench/chaos_train.py --kills 50 [--algo ppo|dmc] [--max-delay 6] [--seed 0] [--json F]
 """
 
 from __future__ import annotations
@@ -49,10 +50,10 @@ def config(algo: str) -> dict:
     data = {
         "name": f"chaos{algo}", "seed": 0, "algo": algo,
         "opponents": [{"agent": "random"}, {"agent": "greedy"}, {"agent": "self"}],
-        "selfplay": {"snapshot_every": 512, "pool_size": 2, "fallback": "random"},
-        "train": {"total_timesteps": 4096, "n_envs": 16, "progress_bar": False,
+        "selfplay": {"snapshot_every": 1024, "pool_size": 2, "fallback": "random"},
+        "train": {"total_timesteps": 12288, "n_envs": 16, "progress_bar": False,
                   "save_every": 256},
-        "eval": {"every": 1024, "games": 4, "opponents": ["random"]},
+        "eval": {"every": 3072, "games": 4, "opponents": ["random"]},
     }
     if algo == "ppo":
         data["policy"] = {"arch": "cards", "features": True, "hidden": 16, "context": 32,
@@ -61,7 +62,7 @@ def config(algo: str) -> dict:
     else:
         data["policy"] = {"arch": "afterstate", "features": False, "hidden": 32, "layers": 1}
         data["dmc"] = {"samples_per_update": 256, "batch_size": 128}
-        data["train"]["total_timesteps"] = 8192
+        data["train"]["total_timesteps"] = 24576
     return data
 
 
@@ -123,6 +124,8 @@ def main() -> None:
     parser.add_argument("--kills", type=int, default=50, help="SIGKILLs in all (N)")
     parser.add_argument("--algo", choices=["ppo", "dmc"], default="ppo")
     parser.add_argument("--seed", type=int, default=0, help="seeds the kill moments")
+    parser.add_argument("--max-delay", type=float, default=6.0,
+                        help="kill within this many seconds after start-up")
     parser.add_argument("--out", type=Path, help="work folder (default: a temporary one)")
     parser.add_argument("--json", type=Path, help="also write the result here")
     args = parser.parse_args()
@@ -153,7 +156,7 @@ def main() -> None:
                 time.sleep(delay)
             elif kills < args.kills:
                 if wait_training(proc, out, before) is not None:
-                    time.sleep(rng.uniform(0, ref["train_seconds"]))
+                    time.sleep(rng.uniform(0, args.max_delay))
             if kills < args.kills and proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
                 proc.wait()
@@ -177,7 +180,7 @@ def main() -> None:
             problems += found
             print(f"run {runs} finished: {'ok' if not found else found}", flush=True)
             break
-    result = {"algo": args.algo, "kills": kills, "kills_mid_save": mid_save,
+    result = {"algo": args.algo, "command": " ".join(sys.argv), "kills": kills, "kills_mid_save": mid_save,
               "kills_before_first_save": before_first_save, "runs": runs, "sessions": sessions,
               "wall_seconds": round(time.time() - began, 1), "reference": ref,
               "load_before": load_before, "load_after": os.getloadavg(),

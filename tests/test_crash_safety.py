@@ -52,7 +52,8 @@ def tiny(name: str = "crash", **changes) -> dict:
 
 def dmc(name: str = "crashdmc", **changes) -> dict:
     """DMC: an update (and the saves and snapshots due) every 64 finished decisions."""
-    data = tiny(name, **{"train": {"total_timesteps": 192}, "eval": {"every": 96}, **changes})
+    data = tiny(name, **{"train": {"total_timesteps": 256, "n_envs": 8}, "eval": {"every": 128},
+                         **changes})
     data.update(algo="dmc", policy={"arch": "afterstate", "features": False, "hidden": 16,
                                     "layers": 1},
                 dmc={"samples_per_update": 64, "batch_size": 32})
