@@ -152,12 +152,20 @@ def replay(
 
 
 def _run(command) -> None:
-    """Show bad input as one clear line and exit 2, instead of a traceback."""
+    """Show bad input as one clear line and exit 2, instead of a traceback; a training stopped by
+    SIGINT / SIGTERM (saved, see training.trainer) exits 130 / 143."""
+    from training.interrupt import TrainingInterrupted
+
     try:
         command()
     except (ValueError, FileNotFoundError) as err:
         typer.secho(f"error: {err}", err=True, fg=typer.colors.RED)
         raise typer.Exit(2) from err
+    except TrainingInterrupted as err:
+        raise typer.Exit(err.exit_code) from err
+    except KeyboardInterrupt as err:
+        typer.secho("interrupted", err=True, fg=typer.colors.RED)
+        raise typer.Exit(130) from err
 
 
 def _bare_option(argv: list[str], option: str, value: str) -> list[str]:

@@ -676,8 +676,12 @@ def evaluate_command(agent: str, opponent: str, games: int, seed: int = 0,
     ``"auto"`` or an address joins a cluster); the report is the same."""
     from rich.console import Console
 
-    if record_path is not None and Path(record_path).is_dir():
-        raise ValueError(f"--record {record_path} is a folder; give a file such as games.jsonl")
+    from .files import atomic_write_text, check_output_file
+
+    if json_path is not None:
+        json_path = check_output_file(json_path, "--json")  # before any game is played
+    if record_path is not None:
+        record_path = check_output_file(record_path, "--record")
     pool = None
     if ray is not None:
         from .ray_backend import RayPool
@@ -695,9 +699,7 @@ def evaluate_command(agent: str, opponent: str, games: int, seed: int = 0,
     console = Console()
     report.print(console)
     if json_path is not None:
-        json_path = Path(json_path)
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(report.to_json() + "\n")
+        atomic_write_text(json_path, report.to_json() + "\n")
         console.print(f"wrote {json_path}")
     if record_path is not None:
         from .record import write_records

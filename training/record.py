@@ -134,15 +134,19 @@ def replay(record: dict[str, Any]) -> Game:
 
 
 def write_records(path: Path | str, records: Iterable[dict[str, Any]], append: bool = False) -> int:
-    """Write ``records`` as JSON lines (one game a line); returns how many."""
+    """Write ``records`` as JSON lines (one game a line); returns how many. A new file is written
+    whole or not at all (``training.files``); ``append`` adds each game as it comes."""
+    from .files import append_line, atomic_write_text
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    n = 0
-    with path.open("a" if append else "w") as out:
-        for record in records:
-            out.write(json.dumps(record, separators=(",", ":")) + "\n")
-            n += 1
-    return n
+    lines = [json.dumps(record, separators=(",", ":")) for record in records]
+    if append:
+        for line in lines:
+            append_line(path, line)
+    else:
+        atomic_write_text(path, "".join(line + "\n" for line in lines))
+    return len(lines)
 
 
 def read_records(path: Path | str) -> list[dict[str, Any]]:

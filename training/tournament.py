@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .evaluate import EvaluationReport, build_agent, derive_seed, evaluate, process_pool
+from .files import atomic_write_text, check_output_folder, save_figure
 from .stats import Z95
 
 PRIOR_GAMES = 1.0  # virtual games per pairing, half won by each side
@@ -181,8 +182,7 @@ class TournamentResult:
         fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
         fig.tight_layout()
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
+        save_figure(fig, path, dpi=120)
         plt.close(fig)
         return path
 
@@ -257,12 +257,11 @@ def tournament_command(agent_specs: list[str], games: int, seed: int = 0,
     ``win_rates.png`` under ``output``."""
     from rich.console import Console
 
+    output = check_output_folder(output, "--output")  # before any game is played
     result = tournament(agent_specs, games, seed=seed, workers=workers, progress=True, ray=ray)
     console = Console()
     result.print(console)
-    output = Path(output)
-    output.mkdir(parents=True, exist_ok=True)
-    (output / "tournament.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+    atomic_write_text(output / "tournament.json", json.dumps(result.to_dict(), indent=2) + "\n")
     heatmap = result.save_heatmap(output / "win_rates.png")
     console.print(f"wrote {output / 'tournament.json'} and {heatmap}")
     return result
