@@ -34,7 +34,7 @@ from itertools import combinations, combinations_with_replacement
 import numpy as np
 from numba import njit
 
-from crib_env.cards import JACK, N_CARDS, N_RANKS, RANK_ARRAY, SUIT_ARRAY, as_card, cards_str
+from crib_env.cards import JACK, N_CARDS, N_RANKS, N_SUITS, RANK_ARRAY, SUIT_ARRAY, as_card, cards_str
 from crib_env.fast import show_points
 from crib_env.scoring import RANK_POINTS
 
@@ -44,8 +44,10 @@ DISCARD_SPLITS: tuple[tuple[tuple[int, int], tuple[int, int, int, int]], ...] = 
     (pair, tuple(i for i in range(HAND_SIZE) if i not in pair))  # type: ignore[misc]
     for pair in combinations(range(HAND_SIZE), 2)
 )
-_PAIR_IDX = np.array([p for p, _ in DISCARD_SPLITS], dtype=np.intp)
-_KEEP_IDX = np.array([k for _, k in DISCARD_SPLITS], dtype=np.intp)
+#: ``DISCARD_SPLITS`` as int64 arrays for the kernels: the discarded pair's and the kept four's
+#: positions in the six-card hand, row i for split i
+SPLIT_PAIRS = np.array([p for p, _ in DISCARD_SPLITS], dtype=np.int64)
+SPLIT_KEEPS = np.array([k for _, k in DISCARD_SPLITS], dtype=np.int64)
 
 # Rank multisets of the three unseen crib cards (starter + opponent's pair): x <= y <= z.
 _TRIPLES = np.array(list(combinations_with_replacement(range(N_RANKS), 3)), dtype=np.intp)
@@ -55,7 +57,6 @@ _LOW_PAIR = (_TX == _TY) & (_TY < _TZ)
 _HIGH_PAIR = (_TX < _TY) & (_TY == _TZ)
 
 
-@lru_cache(maxsize=1)
 def _crib_rank_table() -> np.ndarray:
     """``table[r1, r2, t]``: fifteens + pairs + runs of discard ranks r1, r2 with triple ``t``
     (an index into ``_TRIPLES``); int16 (13, 13, 455). Impossible five-of-a-rank entries are 0 and
@@ -78,25 +79,10 @@ _N_SPLITS = len(DISCARD_SPLITS)
 
 
 @njit(cache=True)
-def discard_arrays(hand6, unseen):
-    """The analyzer's arrays for six card ids ``hand6`` (int64 (6,)) and the cards the player has
-    not seen ``unseen`` (int64 (U,), ascending; U >= 3): the kept four's show score with each
-    unseen starter, int64 (15, U), and the exact expected crib of each discard, float64 (15,), rows
-    in ``DISCARD_SPLITS`` order (see the module docstring for the crib's three parts)."""
-    n_unseen = unseen.size
-    hand_points = np.empty((_N_SPLITS, n_unseen), dtype=np.int64)
-    for i in range(_N_SPLITS):
-        keep = np.int64(0)
-        for j in _KEEP_IDX[i]:
-            keep |= np.int64(1) << hand6[j]
-        for s in range(n_unseen):
-            hand_points[i, s] = show_points(keep, unseen[s], False)
-    n = np.zeros(13)  # unseen cards of each rank
-    u = np.zeros(4)  # ... and of each suit
-    for c in unseen:
-        n[_RANK[c]] += 1.0
-        u[_SUIT[c]] += 1.0
-    # how many card triples make each rank multiset of the three unseen crib cards
+def triple_weights(n):
+    """How many card triples make each rank multiset of three cards (x <= y <= z, in
+    ``combinations_with_replacement`` order: 455 of them), float64 (455,), when ``n[r]`` (float64
+    (13,)) cards of rank ``r`` are left to draw from."""
     weight = np.empty(_TX.size)
     for t in range(_TX.size):
         x, y, z = _TX[t], _TY[t], _TZ[t]
@@ -108,6 +94,29 @@ def discard_arrays(hand6, unseen):
             weight[t] = n[x] * (n[y] * (n[y] - 1) / 2)
         else:
             weight[t] = n[x] * n[y] * n[z]
+    return weight
+
+
+@njit(cache=True)
+def discard_arrays(hand6, unseen):
+    """The analyzer's arrays for six card ids ``hand6`` (int64 (6,)) and the cards the player has
+    not seen ``unseen`` (int64 (U,), ascending; U >= 3): the kept four's show score with each
+    unseen starter, int64 (15, U), and the exact expected crib of each discard, float64 (15,), rows
+    in ``DISCARD_SPLITS`` order (see the module docstring for the crib's three parts)."""
+    n_unseen = unseen.size
+    hand_points = np.empty((_N_SPLITS, n_unseen), dtype=np.int64)
+    for i in range(_N_SPLITS):
+        keep = np.int64(0)
+        for j in SPLIT_KEEPS[i]:
+            keep |= np.int64(1) << hand6[j]
+        for s in range(n_unseen):
+            hand_points[i, s] = show_points(keep, unseen[s], False)
+    n = np.zeros(13)  # unseen cards of each rank
+    u = np.zeros(4)  # ... and of each suit
+    for c in unseen:
+        n[_RANK[c]] += 1.0
+        u[_SUIT[c]] += 1.0
+    weight = triple_weights(n)
     triples = n_unseen * (n_unseen - 1) * (n_unseen - 2) / 6
     # nobs over the ordered deals (starter s, unordered pair from the other U - 1 cards)
     deals = n_unseen * (n_unseen - 1) * (n_unseen - 2) / 2
@@ -117,7 +126,7 @@ def discard_arrays(hand6, unseen):
             opp_jacks += (u[_SUIT[c]] - 1) * (n_unseen - 2)
     crib = np.empty(_N_SPLITS)
     for i in range(_N_SPLITS):
-        a, b = hand6[_PAIR_IDX[i, 0]], hand6[_PAIR_IDX[i, 1]]
+        a, b = hand6[SPLIT_PAIRS[i, 0]], hand6[SPLIT_PAIRS[i, 1]]
         ranks = _CRIB_RANKS[_RANK[a], _RANK[b]]
         total = 0.0
         for t in range(_TX.size):
@@ -158,6 +167,25 @@ def discard_order(hand_points, crib, dealer):
             order[j], order[j - 1] = order[j - 1], order[j]
             j -= 1
     return order
+
+
+@lru_cache(maxsize=1)
+def crib_by_discard_ranks() -> np.ndarray:
+    """Float (13, 13): the expected fifteens, pairs and runs of a crib holding two discards of
+    ranks ``r1``, ``r2``, the other three cards (the opponent's pair and the starter) drawn from
+    a full pack less those two, everything else unknown. A cheap stand-in for ``discard_arrays``'
+    exact crib where the thrower's other cards are not known (the rollouts' opponent model): it
+    leaves out the crib flush and nobs. Exact under its own assumptions (integer points times
+    integer triple counts, summed exactly)."""
+    table = np.zeros((N_RANKS, N_RANKS))
+    for r1 in range(N_RANKS):
+        for r2 in range(N_RANKS):
+            n = np.full(N_RANKS, float(N_SUITS))  # one card of each rank per suit
+            n[r1] -= 1
+            n[r2] -= 1
+            weight = triple_weights(n)
+            table[r1, r2] = _CRIB_RANKS[r1, r2] @ weight / weight.sum()
+    return table
 
 
 @dataclass(frozen=True, slots=True)

@@ -83,17 +83,7 @@ from crib_env.game import Phase
 from crib_env.observation import ObservationView
 from crib_env.scoring import MAX_COUNT
 
-from .analysis import (
-    _ALL_SAME,
-    _HIGH_PAIR,
-    _KEEP_IDX,
-    _LOW_PAIR,
-    _PAIR_IDX,
-    _TX,
-    _TY,
-    _TZ,
-    _crib_rank_table,
-)
+from .analysis import SPLIT_KEEPS, SPLIT_PAIRS, crib_by_discard_ranks
 from .endgame import win_table
 
 POLICY_ROLLOUT = 0  # points now, avoid counts of 5 and 21, lead low; random tie-breaks
@@ -277,28 +267,8 @@ def _rank_counts(cards: np.ndarray, size: int, sign: int, out: np.ndarray) -> No
         out[cards[i] % 13] += sign
 
 
-def _crib_by_ranks() -> np.ndarray:
-    """Float (13, 13): expected crib points (fifteens, pairs, runs) of two discarded ranks with
-    three other cards drawn from the rest of the pack, for the opponent model's discards."""
-    table = np.zeros((13, 13))
-    crib_rank = _crib_rank_table()
-    for r1 in range(13):
-        for r2 in range(13):
-            n = np.full(13, 4.0)
-            n[r1] -= 1
-            n[r2] -= 1
-            c2 = n * (n - 1) / 2
-            c3 = c2 * (n - 2) / 3
-            weight = np.where(_ALL_SAME, c3[_TX], np.where(
-                _LOW_PAIR, c2[_TX] * n[_TZ], np.where(_HIGH_PAIR, n[_TX] * c2[_TY],
-                                                      n[_TX] * n[_TY] * n[_TZ])))
-            table[r1, r2] = crib_rank[r1, r2] @ weight / weight.sum()
-    return table
-
-
-_CRIB_BY_RANKS = _crib_by_ranks()
-_SPLIT_KEEP = _KEEP_IDX.astype(np.int64)
-_SPLIT_PAIR = _PAIR_IDX.astype(np.int64)
+#: the opponent model's crib value of two discarded ranks (``analysis.crib_by_discard_ranks``)
+OPPONENT_CRIB = crib_by_discard_ranks()
 
 
 @njit(cache=True)
@@ -680,7 +650,7 @@ def rollout_values(view: ObservationView, candidates: list[int], sims: int = 200
         np.array(candidates, dtype=np.int64), play_position(view),
         np.array(view.hand, dtype=np.int64), pool, eligible, view.opp_cards_left,
         np.array(view.played_opp, dtype=np.int64), sims, seed, policy, with_show,
-        win_table(view.target), model, _CRIB_BY_RANKS, _SPLIT_KEEP, _SPLIT_PAIR,
+        win_table(view.target), model, OPPONENT_CRIB, SPLIT_KEEPS, SPLIT_PAIRS,
         *(history or OpponentPlays()).arrays(), miss)
 
 
@@ -756,4 +726,4 @@ def keep_pegging(hand6: tuple[int, ...], keeps: list[tuple[int, ...]],
     discards = [[c for c in hand6 if c not in keep] for keep in keeps]
     return _deal_rollouts(np.array(keeps, dtype=np.int64), np.array(discards, dtype=np.int64),
                           np.asarray(unseen, dtype=np.int64), dealer, sims, seed, policy, model,
-                          _CRIB_BY_RANKS, _SPLIT_KEEP, _SPLIT_PAIR)
+                          OPPONENT_CRIB, SPLIT_KEEPS, SPLIT_PAIRS)

@@ -14,7 +14,7 @@ from numba import njit
 
 from crib_env.cards import N_CARDS, N_RANKS
 
-from .analysis import DISCARD_SPLITS, discard_arrays, discard_order
+from .analysis import SPLIT_PAIRS, discard_arrays, discard_order
 from .batch_obs import (
     ERR_ILLEGAL,
     ERR_NOT_SIX,
@@ -32,7 +32,6 @@ from .endgame import ENDGAME_NEED, WIN_TIE, win_chances_by_discard
 from .pegging_batch import SEQ_ROOM, best_play
 
 _N_CARDS = N_CARDS
-_PAIRS = np.array([pair for pair, _ in DISCARD_SPLITS], dtype=np.int64)
 
 
 @njit(cache=True)
@@ -43,7 +42,7 @@ def _choose(order, chances, endgame, six, already):
     best = -1.0
     first = -1
     for i in order:
-        pair = (np.int64(1) << six[_PAIRS[i, 0]]) | (np.int64(1) << six[_PAIRS[i, 1]])
+        pair = (np.int64(1) << six[SPLIT_PAIRS[i, 0]]) | (np.int64(1) << six[SPLIT_PAIRS[i, 1]])
         if already & ~pair:
             continue
         if first < 0:
@@ -53,7 +52,7 @@ def _choose(order, chances, endgame, six, already):
     if not endgame:
         return first
     for i in order:
-        pair = (np.int64(1) << six[_PAIRS[i, 0]]) | (np.int64(1) << six[_PAIRS[i, 1]])
+        pair = (np.int64(1) << six[SPLIT_PAIRS[i, 0]]) | (np.int64(1) << six[SPLIT_PAIRS[i, 1]])
         if not already & ~pair and chances[i] >= best - WIN_TIE:
             return i
     return first
@@ -88,10 +87,10 @@ def best_discard(row, win_table):
     chances = (win_chances_by_discard(hand_points, crib, dealer, own, opp, target, win_table)
                if endgame else np.zeros(0))
     choice = _choose(order, chances, endgame, six, np.int64(0))
-    a, b = six[_PAIRS[choice, 0]], six[_PAIRS[choice, 1]]
+    a, b = six[SPLIT_PAIRS[choice, 0]], six[SPLIT_PAIRS[choice, 1]]
     if discards & ~((np.int64(1) << a) | (np.int64(1) << b)):  # not our own first choice
         choice = _choose(order, chances, endgame, six, discards)
-        a, b = six[_PAIRS[choice, 0]], six[_PAIRS[choice, 1]]
+        a, b = six[SPLIT_PAIRS[choice, 0]], six[SPLIT_PAIRS[choice, 1]]
     return b if (discards >> a) & 1 else a  # the lower card of the pair not yet laid
 
 

@@ -33,8 +33,8 @@ from .scoring import (
     LAST_CARD,
     MAX_COUNT,
     ScoreEvent,
-    _hand_events,  # unchecked fast paths: the engine's cards are valid by construction
-    _play_events,
+    hand_events_of,  # unchecked fast paths: the engine's cards are valid by construction
+    play_events_of,
 )
 
 HAND_SIZE = 6
@@ -403,7 +403,7 @@ class Game:
         self.count += VALUE[card]
         self.last_player = player
         self.log.append(LogEntry(PLAY, player, 0, (card,)))
-        events = _play_events(self.sequence)
+        events = play_events_of(self.sequence)
         if events and self._award(player, events, PEGGING):
             return
         if not self.hands[0] and not self.hands[1]:
@@ -443,7 +443,7 @@ class Game:
                                        (dealer, self.crib, True)):
             detail = CRIB if is_crib else HAND
             self.log.append(LogEntry(SHOW, player, cards=tuple(cards), detail=detail))
-            events = _hand_events(cards, self.starter, is_crib)
+            events = hand_events_of(cards, self.starter, is_crib)
             if events and self._award(player, events, detail):
                 return
         self.record.completed = True

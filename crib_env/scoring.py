@@ -236,10 +236,12 @@ def hand_events(hand: Sequence[int | str], starter: int | str,
                 crib: bool = False) -> list[ScoreEvent]:
     """The named items of a show count, in table-talk order: fifteens, pairs, runs, flush, nobs."""
     cards, starter_id = _check_show(hand, starter)
-    return _hand_events(cards, starter_id, crib)
+    return hand_events_of(cards, starter_id, crib)
 
 
-def _hand_events(cards: list[int], starter_id: int, crib: bool) -> list[ScoreEvent]:
+def hand_events_of(cards: list[int], starter_id: int, crib: bool) -> list[ScoreEvent]:
+    """``hand_events`` for four trusted card ids and a starter id (no parsing, no checks): the
+    engine's path, whose cards are valid by construction."""
     five = cards + [starter_id]
     ordered = sorted(five, key=_RANK_SUIT_ORDER.__getitem__)
     events = [ScoreEvent(kind, points, tuple([ordered[i] for i in positions]))
@@ -346,10 +348,12 @@ def _check_sequence(sequence: Sequence[int | str]) -> list[int]:
 def play_events(sequence: Sequence[int | str]) -> list[ScoreEvent]:
     """Named points earned by the last card of the current count ``sequence`` (oldest first, cards
     since the last reset). Go and last card are not included: the engine awards them."""
-    return _play_events(_check_sequence(sequence))
+    return play_events_of(_check_sequence(sequence))
 
 
-def _play_events(cards: list[int]) -> list[ScoreEvent]:
+def play_events_of(cards: list[int]) -> list[ScoreEvent]:
+    """``play_events`` for a trusted sequence of card ids (no parsing, no checks): the engine's
+    path, whose sequences are valid by construction."""
     count, tail, run = _play_parts(cards)
     events = []
     if count == 15:

@@ -8,13 +8,11 @@ import numpy as np
 import pytest
 from numba import njit
 
-from agents.analysis import discard_table
+from agents.analysis import SPLIT_KEEPS, SPLIT_PAIRS, discard_table
 from agents.endgame import win_table
 from agents.pegging import Board, opponent_cards_left, tactic_values
 from agents.rollout import (
-    _CRIB_BY_RANKS,
-    _SPLIT_KEEP,
-    _SPLIT_PAIR,
+    OPPONENT_CRIB,
     POLICY_LOWEST,
     OpponentPlays,
     _consistency,
@@ -72,7 +70,7 @@ def test_rollout_with_the_true_hand_replays_the_engine(target):
                 np.array(view.hand, dtype=np.int64), pool,
                 np.arange(len(pool)) < len(opp_hand), len(opp_hand),
                 np.array(view.played_opp, dtype=np.int64), 1, 0, POLICY_LOWEST, True,
-                win_table(target), False, _CRIB_BY_RANKS, _SPLIT_KEEP, _SPLIT_PAIR,
+                win_table(target), False, OPPONENT_CRIB, SPLIT_KEEPS, SPLIT_PAIRS,
                 *OpponentPlays().arrays(), 1.0)
             if truth.is_over and len(truth.records) == start_deal:
                 expected = 1.0 if truth.winner == me else 0.0
@@ -194,11 +192,11 @@ def test_opponent_model_keeps_what_an_expected_value_player_keeps():
         deals = rng.random() < 0.5
         table = discard_table(six)
         hand = table.hand_points.mean(axis=1)
-        crib = np.array([_CRIB_BY_RANKS[RANK[a], RANK[b]] for a, b in
+        crib = np.array([OPPONENT_CRIB[RANK[a], RANK[b]] for a, b in
                          (table.discard(i) for i in range(15))])
         value = hand + (crib if deals else -crib)
-        s = _model_keep(np.array(six, dtype=np.int64), deals, _CRIB_BY_RANKS, _SPLIT_KEEP,
-                        _SPLIT_PAIR)
+        s = _model_keep(np.array(six, dtype=np.int64), deals, OPPONENT_CRIB, SPLIT_KEEPS,
+                        SPLIT_PAIRS)
         assert value[s] == pytest.approx(value.max())
 
 
@@ -220,13 +218,13 @@ def test_modelled_opponent_hands_hold_its_played_cards_and_only_unseen_cards():
         pool = np.array(deck[2:40], dtype=np.int64)  # unseen by the player
         hand, discards = np.zeros(4, dtype=np.int64), np.zeros(2, dtype=np.int64)
         _sample_opponent(pool, np.ones(pool.size, dtype=np.bool_), 2, played, True, True,
-                         _CRIB_BY_RANKS, _SPLIT_KEEP, _SPLIT_PAIR, hand, discards,
+                         OPPONENT_CRIB, SPLIT_KEEPS, SPLIT_PAIRS, hand, discards,
                          np.arange(pool.size), np.zeros(pool.size, dtype=np.bool_))
         drawn = set(hand[:2].tolist()) | set(discards.tolist())
         assert len(drawn) == 4 and drawn <= set(pool.tolist())
         six = np.array([*played, *hand[:2], *discards], dtype=np.int64)
-        s = _model_keep(six, True, _CRIB_BY_RANKS, _SPLIT_KEEP, _SPLIT_PAIR)
-        models_discard += {int(six[i]) for i in _SPLIT_PAIR[s]} == set(discards.tolist())
+        s = _model_keep(six, True, OPPONENT_CRIB, SPLIT_KEEPS, SPLIT_PAIRS)
+        models_discard += {int(six[i]) for i in SPLIT_PAIRS[s]} == set(discards.tolist())
     assert models_discard >= 36
 
 
