@@ -27,7 +27,7 @@ from math import comb
 from crib_env.cards import RANK, VALUE
 from crib_env.game import HAND_SIZE
 from crib_env.observation import ObservationView
-from crib_env.scoring import MAX_COUNT, play_points_of, score_hand
+from crib_env.scoring import MAX_COUNT, last_card_points, play_points_of, score_hand
 
 COUNTER_WEIGHT = 0.5  # a counter-score is worth less than a sure point: the opponent answers it
 GO_VALUE = 1.0
@@ -123,8 +123,8 @@ def tactic_values(view: ObservationView, legal: list[int], board: Board | None =
         new_count = count + VALUE[card]
         line = seq + (RANK[card],)
         gain = peg_points(line)
-        if not rest and view.opp_cards_left == 0 and new_count != MAX_COUNT:
-            gain += 1  # the last card of the hand
+        if not rest and view.opp_cards_left == 0:
+            gain += last_card_points(new_count)  # the last card of the play
         risk = counter = lose = 0.0
         p_go = 0.0
         if new_count != MAX_COUNT:  # 31 resets the count: the opponent leads afresh

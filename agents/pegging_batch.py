@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from crib_env.cards import N_CARDS, N_RANKS, RANK_ARRAY, VALUE_ARRAY
-from crib_env.fast import popcount, sequence_points, show_points
+from crib_env.fast import last_card_points, popcount, sequence_points, show_points
 from crib_env.game import HAND_SIZE
 from crib_env.scoring import MAX_COUNT
 
@@ -102,8 +102,8 @@ def tactic_value(card, hand, seq, n, count, order, n_order, unseen, n_unseen, k,
     new_count = count + _VALUE[card]
     seq[n] = card
     gain = sequence_points(seq, 0, n + 1, new_count)
-    if rest == 0 and opp_left == 0 and new_count != _MAX_COUNT:
-        gain += 1  # the last card of the hand
+    if rest == 0 and opp_left == 0:
+        gain += last_card_points(new_count)  # the last card of the play
     risk = 0.0
     counter = 0.0
     lose = 0.0

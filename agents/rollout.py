@@ -35,9 +35,8 @@ the row's ``PEG`` columns, except that the points of a card that wins the game c
 row's scores stop at the target). ``tests/test_rollout.py`` replays the rules engine with it. The
 policy scores with fast's kernels too: pegging points by ``fast.sequence_points`` over the count
 sequence's card ids (a hypothetical reply of rank ``r`` is written as card id ``r``: only ranks
-score) and the opponent model's expected hand by ``fast.five_rank_points``. numba's cache
-(``cache=True``) is keyed on each file's own text, so after changing fast's kernels delete
-``agents/__pycache__``: the kernels here would otherwise keep their compiled copies.
+score), the last card's point by ``fast.last_card_points`` and the opponent model's expected hand
+by ``fast.show_points_over``.
 """
 
 # Inside numba kernels the legacy np.random functions are the supported, seedable generator.
@@ -48,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from crib_env.cards import VALUE, VALUE_ARRAY
+from crib_env.cards import N_CARDS, N_RANKS, N_SUITS, RANK_ARRAY, SUIT_ARRAY, VALUE, VALUE_ARRAY
 from crib_env.fast import (
     COUNT,
     DEALER,
@@ -73,17 +72,18 @@ from crib_env.fast import (
     WINNER,
     apply_action,
     bits_of,
-    five_rank_points,
+    last_card_points,
     nth_card,
     peg_points,
     sequence_points,
     set_deal,
+    show_points_over,
 )
-from crib_env.game import Phase
-from crib_env.observation import ObservationView
+from crib_env.game import DISCARDS_PER_PLAYER, HAND_SIZE, KEEP_SIZE, Phase
+from crib_env.observation import MAX_SEQUENCE, ObservationView
 from crib_env.scoring import MAX_COUNT
 
-from .analysis import SPLIT_KEEPS, SPLIT_PAIRS, crib_by_discard_ranks
+from .analysis import DISCARD_SPLITS, SPLIT_KEEPS, SPLIT_PAIRS, crib_by_discard_ranks
 from .endgame import win_table
 
 POLICY_ROLLOUT = 0  # points now, avoid counts of 5 and 21, lead low; random tie-breaks
@@ -91,6 +91,21 @@ POLICY_LOWEST = 1  # lay the lowest legal card id (deterministic; for tests agai
 POLICY_LOOKAHEAD = 2  # points now minus the other's best reply from its (simulated) hand
 POLICY_TACTICS = 3  # the standard tactics (agents.pegging.tactic_values) from each side's view
 _VALUE = VALUE_ARRAY.astype(np.int64)  # counting value by card id
+_RANK = RANK_ARRAY.astype(np.int64)  # rank by card id (a hypothetical reply of rank r is card r)
+_SUIT = SUIT_ARRAY.astype(np.int64)
+_N_RANKS = N_RANKS
+_N_SUITS = N_SUITS
+_MAX_COUNT = MAX_COUNT
+_HAND_SIZE = HAND_SIZE
+_KEEP_SIZE = KEEP_SIZE
+_DISCARDS = DISCARDS_PER_PLAYER
+_N_SPLITS = len(DISCARD_SPLITS)
+#: starters a player may still be cut at the deal: the pack less its own six
+_DEAL_STARTERS = N_CARDS - HAND_SIZE
+#: cards an opponent has not seen once the starter is cut: the pack less its six and the starter
+_UNSEEN_AFTER_CUT = N_CARDS - HAND_SIZE - 1
+MODEL_DRAWS = 30  # draws of the opponent's six tried before falling back to a uniform draw
+SEQ_ROOM = 16  # the count sequence (8 at most) with room for imagined replies
 
 
 @njit(cache=True)
@@ -115,16 +130,16 @@ def _tactic_value(hands: np.ndarray, sizes: np.ndarray, p: int, i: int, seq: np.
     after = count + _VALUE[card]
     seq[n] = card
     gain = sequence_points(seq, 0, n + 1, after)
-    if sizes[p] == 1 and sizes[1 - p] == 0 and after != 31:
-        gain += 1  # the last card of the hand
+    if sizes[p] == 1 and sizes[1 - p] == 0:
+        gain += last_card_points(after)  # the last card of the play
     value = gain + 0.03 * _VALUE[card]
-    if after == 31:
+    if after == _MAX_COUNT:
         return value
     fitting = 0
     top = -1
-    for r in range(13):
+    for r in range(_N_RANKS):
         reply[r] = -1
-        if unseen[r] > 0 and after + _VALUE[r] <= 31:
+        if unseen[r] > 0 and after + _VALUE[r] <= _MAX_COUNT:
             seq[n + 1] = r
             reply[r] = sequence_points(seq, 0, n + 2, after + _VALUE[r])
             fitting += unseen[r]
@@ -137,14 +152,14 @@ def _tactic_value(hands: np.ndarray, sizes: np.ndarray, p: int, i: int, seq: np.
     none_before = 1.0
     for level in range(top, -1, -1):
         cards = 0
-        for r in range(13):
+        for r in range(_N_RANKS):
             if reply[r] == level:
                 cards += unseen[r]
         if cards == 0:
             continue
         none_after = _comb(n_unseen - excluded - cards, k) / total
         p_level = none_before - none_after
-        for r in range(13):
+        for r in range(_N_RANKS):
             if reply[r] != level or p_level <= 0.0:
                 continue
             chance = p_level * unseen[r] / cards
@@ -152,7 +167,7 @@ def _tactic_value(hands: np.ndarray, sizes: np.ndarray, p: int, i: int, seq: np.
             seq[n + 1] = r
             counter = 0
             for j in range(sizes[p]):
-                if j != i and reached + _VALUE[hands[p, j]] <= 31:
+                if j != i and reached + _VALUE[hands[p, j]] <= _MAX_COUNT:
                     seq[n + 2] = hands[p, j]
                     counter = max(counter, sequence_points(seq, 0, n + 3,
                                                            reached + _VALUE[hands[p, j]]))
@@ -173,7 +188,7 @@ def _choose(hands: np.ndarray, sizes: np.ndarray, p: int, seq: np.ndarray, n: in
     other = hands[1 - p]
     legal = 0
     for i in range(sizes[p]):
-        if count + _VALUE[hand[i]] <= 31:
+        if count + _VALUE[hand[i]] <= _MAX_COUNT:
             legal += 1
             best = i
     if legal == 1:
@@ -181,7 +196,7 @@ def _choose(hands: np.ndarray, sizes: np.ndarray, p: int, seq: np.ndarray, n: in
     for i in range(sizes[p]):
         card = hand[i]
         after = count + _VALUE[card]
-        if after > 31:
+        if after > _MAX_COUNT:
             continue
         if policy == POLICY_LOWEST:
             score = -float(card)
@@ -194,10 +209,10 @@ def _choose(hands: np.ndarray, sizes: np.ndarray, p: int, seq: np.ndarray, n: in
             score = 4.0 * sequence_points(seq, 0, n + 1, after) + np.random.random()
             if policy == POLICY_LOOKAHEAD:
                 best_reply = -1
-                if after < 31:
+                if after < _MAX_COUNT:
                     for j in range(sizes[1 - p]):
                         answer = after + _VALUE[other[j]]
-                        if answer <= 31:
+                        if answer <= _MAX_COUNT:
                             seq[n + 1] = other[j]
                             best_reply = max(best_reply, sequence_points(seq, 0, n + 2, answer))
                 score -= 4.0 * best_reply if best_reply >= 0 else -2.0
@@ -240,8 +255,8 @@ def _play_out(S: np.ndarray, hands: np.ndarray, sizes: np.ndarray, seq: np.ndarr
         card = hands[p, idx]
         hands[p, idx] = hands[p, sizes[p] - 1]
         sizes[p] -= 1
-        if unseen[o, card % 13] > 0:  # the other player now has seen it
-            unseen[o, card % 13] -= 1
+        if unseen[o, _RANK[card]] > 0:  # the other player now has seen it
+            unseen[o, _RANK[card]] -= 1
             n_unseen[o] -= 1
         seq[n] = card
         before = S[0, SCORE + p]
@@ -264,7 +279,7 @@ def _card_bits(cards: np.ndarray) -> int:
 @njit(cache=True)
 def _rank_counts(cards: np.ndarray, size: int, sign: int, out: np.ndarray) -> None:
     for i in range(size):
-        out[cards[i] % 13] += sign
+        out[_RANK[cards[i]]] += sign
 
 
 #: the opponent model's crib value of two discarded ranks (``analysis.crib_by_discard_ranks``)
@@ -277,31 +292,18 @@ def _model_keep(six: np.ndarray, deals: bool, crib_by_ranks: np.ndarray, split_k
     """Index into the 15 discard splits of the discard an expected-value player makes from
     ``six``: expected hand over the 46 starters plus (dealer) or minus (pone) the crib value of
     the two discarded ranks."""
-    unseen_rank = np.full(13, 4, dtype=np.int64)
-    unseen_suit = np.full(4, 13, dtype=np.int64)
+    rank_left = np.full(_N_RANKS, _N_SUITS, dtype=np.int64)  # the starters it may be cut
+    suit_left = np.full(_N_SUITS, _N_RANKS, dtype=np.int64)
     for c in six:
-        unseen_rank[c % 13] -= 1
-        unseen_suit[c // 13] -= 1
+        rank_left[_RANK[c]] -= 1
+        suit_left[_SUIT[c]] -= 1
     best, best_value = 0, -1e9
-    for s in range(15):
-        total = 0.0
-        r0, r1 = six[split_keep[s, 0]] % 13, six[split_keep[s, 1]] % 13
-        r2, r3 = six[split_keep[s, 2]] % 13, six[split_keep[s, 3]] % 13
-        for r in range(13):  # fifteens, pairs and runs with each starter rank
-            if unseen_rank[r] > 0:
-                total += unseen_rank[r] * five_rank_points(r0, r1, r2, r3, r)
-        suit = six[split_keep[s, 0]] // 13
-        flush = True
-        for i in range(4):
-            card = six[split_keep[s, i]]
-            if card // 13 != suit:
-                flush = False
-            if card % 13 == 10:
-                total += unseen_suit[card // 13]  # nobs with a starter of the jack's suit
-        if flush:
-            total += 4 * 46 + unseen_suit[suit]
-        value = total / 46.0
-        crib = crib_by_ranks[six[split_pair[s, 0]] % 13, six[split_pair[s, 1]] % 13]
+    for s in range(_N_SPLITS):
+        keep = np.int64(0)
+        for i in range(_KEEP_SIZE):
+            keep |= np.int64(1) << six[split_keep[s, i]]
+        value = show_points_over(keep, rank_left, suit_left) / _DEAL_STARTERS
+        crib = crib_by_ranks[_RANK[six[split_pair[s, 0]]], _RANK[six[split_pair[s, 1]]]]
         value += crib if deals else -crib
         if value > best_value:
             best, best_value = s, value
@@ -319,25 +321,25 @@ def _sample_opponent(pool: np.ndarray, eligible: np.ndarray, k_opp: int, played:
     miss a played card, or hold a card the go rules out (not ``eligible``), are redrawn. Without
     it (or after 30 failed draws) the cards are uniform over the eligible pool."""
     m = played.size
-    six = np.empty(6, dtype=np.int64)
+    six = np.empty(_HAND_SIZE, dtype=np.int64)
     if model:
-        for _ in range(30):
-            for i in range(6 - m):
+        for _ in range(MODEL_DRAWS):
+            for i in range(_HAND_SIZE - m):
                 j = i + np.random.randint(pool.size - i)
                 picks[i], picks[j] = picks[j], picks[i]
             for i in range(m):
                 six[i] = played[i]
-            for i in range(6 - m):
+            for i in range(_HAND_SIZE - m):
                 six[m + i] = picks[i]  # pool indexes for now
-            for i in range(m, 6):
+            for i in range(m, _HAND_SIZE):
                 six[i] = pool[six[i]]
             s = _model_keep(six, deals, crib_by_ranks, split_keep, split_pair)
             ok = True
-            for i in range(2):  # a played card thrown to the crib: inconsistent
+            for i in range(_DISCARDS):  # a played card thrown to the crib: inconsistent
                 if split_pair[s, i] < m:
                     ok = False
             n = 0
-            for i in range(4):
+            for i in range(_KEEP_SIZE):
                 idx = split_keep[s, i]
                 if idx >= m:
                     if not eligible[picks[idx - m]]:
@@ -360,7 +362,7 @@ def _sample_opponent(pool: np.ndarray, eligible: np.ndarray, k_opp: int, played:
         if n == k_opp:
             break
     d = 0
-    while d < 2:
+    while d < _DISCARDS:
         j = np.random.randint(pool.size)
         if not used[j]:
             used[j] = True
@@ -382,10 +384,10 @@ def _consistency(kept: np.ndarray, discards: np.ndarray, starter: int, dec_seq: 
     ``dec_k``, the cards played before it) where the standard tactics, from what the opponent had
     seen, would not have laid that card multiplies the weight by ``miss``."""
     weight = 1.0
-    hands = np.zeros((2, 4), dtype=np.int64)
+    hands = np.zeros((2, _KEEP_SIZE), dtype=np.int64)
     sizes = np.zeros(2, dtype=np.int64)
-    seq = np.zeros(16, dtype=np.int64)
-    unseen = np.zeros(13, dtype=np.int64)
+    seq = np.zeros(SEQ_ROOM, dtype=np.int64)
+    unseen = np.zeros(_N_RANKS, dtype=np.int64)
     for d in range(dec_card.size):
         m = 0
         for c in kept:  # the opponent's hand then: its four less what it had laid
@@ -398,20 +400,20 @@ def _consistency(kept: np.ndarray, discards: np.ndarray, starter: int, dec_seq: 
                 m += 1
         legal, actual = 0, -1
         for i in range(m):
-            if dec_count[d] + _VALUE[hands[0, i]] <= 31:
+            if dec_count[d] + _VALUE[hands[0, i]] <= _MAX_COUNT:
                 legal += 1
             if hands[0, i] == dec_card[d]:
                 actual = i
         if legal < 2 or actual < 0:
             continue
-        for r in range(13):
-            unseen[r] = 4
+        for r in range(_N_RANKS):
+            unseen[r] = _N_SUITS
         for c in kept:
-            unseen[c % 13] -= 1
+            unseen[_RANK[c]] -= 1
         for c in discards:
-            unseen[c % 13] -= 1
-        unseen[starter % 13] -= 1
-        n_unseen = 52 - 7
+            unseen[_RANK[c]] -= 1
+        unseen[_RANK[starter]] -= 1
+        n_unseen = _UNSEEN_AFTER_CUT
         for j in range(dec_nbefore[d]):  # the player's cards laid before it
             c = dec_before[d, j]
             mine = True
@@ -419,7 +421,7 @@ def _consistency(kept: np.ndarray, discards: np.ndarray, starter: int, dec_seq: 
                 if k == c:
                     mine = False
             if mine:
-                unseen[c % 13] -= 1
+                unseen[_RANK[c]] -= 1
                 n_unseen -= 1
         for j in range(dec_n[d]):
             seq[j] = dec_seq[d, j]
@@ -427,7 +429,7 @@ def _consistency(kept: np.ndarray, discards: np.ndarray, starter: int, dec_seq: 
         best = -1e18
         chosen = 0.0
         for i in range(m):
-            if dec_count[d] + _VALUE[hands[0, i]] > 31:
+            if dec_count[d] + _VALUE[hands[0, i]] > _MAX_COUNT:
                 continue
             value = _tactic_value(hands, sizes, 0, i, seq, dec_n[d], dec_count[d], unseen,
                                   n_unseen, dec_k[d], reply)
@@ -444,10 +446,11 @@ def _scratch(pool_size: int):
     """The work buffers of one batch of simulations: a scratch state row, both hands in the
     policy's order and their sizes, the count sequence (with room for imagined replies), cards
     unseen by each player by rank, the reply table, and the pool draw's indices and flags."""
-    return (np.zeros((1, N_FIELDS), dtype=np.int64), np.zeros((2, 4), dtype=np.int64),
-            np.zeros(2, dtype=np.int64), np.zeros(16, dtype=np.int64),
-            np.zeros((2, 13), dtype=np.int64), np.zeros(2, dtype=np.int64),
-            np.zeros(13, dtype=np.int64), np.arange(pool_size), np.zeros(pool_size, dtype=np.bool_))
+    return (np.zeros((1, N_FIELDS), dtype=np.int64), np.zeros((2, _KEEP_SIZE), dtype=np.int64),
+            np.zeros(2, dtype=np.int64), np.zeros(SEQ_ROOM, dtype=np.int64),
+            np.zeros((2, _N_RANKS), dtype=np.int64), np.zeros(2, dtype=np.int64),
+            np.zeros(_N_RANKS, dtype=np.int64), np.arange(pool_size),
+            np.zeros(pool_size, dtype=np.bool_))
 
 
 @njit(cache=True)
@@ -464,9 +467,9 @@ def _rollouts(candidates: np.ndarray, position: np.ndarray, my_hand: np.ndarray,
     margin = np.zeros(n_cand)
     win = np.zeros(n_cand)
     S, hands, sizes, seq, unseen, n_unseen, reply, picks, used = _scratch(pool.size)
-    opp_hands = np.zeros((sims, 4), dtype=np.int64)
-    opp_discards = np.zeros((sims, 2), dtype=np.int64)
-    opp_kept = np.zeros(4, dtype=np.int64)
+    opp_hands = np.zeros((sims, _KEEP_SIZE), dtype=np.int64)
+    opp_discards = np.zeros((sims, _DISCARDS), dtype=np.int64)
+    opp_kept = np.zeros(_KEEP_SIZE, dtype=np.int64)
     i_deal = position[DEALER] == 0
     starter = position[STARTER]
     target = position[TARGET]
@@ -493,7 +496,7 @@ def _rollouts(candidates: np.ndarray, position: np.ndarray, my_hand: np.ndarray,
             S[0, HAND + 1] = _card_bits(opp_hand[:k_opp])
             S[0, NHAND + 1] = k_opp
             S[0, DISC + 1] = _card_bits(opp_discards[sim])
-            S[0, NDISC + 1] = 2
+            S[0, NDISC + 1] = _DISCARDS
             sizes[0] = my_hand.size
             sizes[1] = k_opp
             for i in range(my_hand.size):
@@ -508,12 +511,12 @@ def _rollouts(candidates: np.ndarray, position: np.ndarray, my_hand: np.ndarray,
             _rank_counts(pool, pool.size, 1, unseen[0])
             _rank_counts(pool, pool.size, 1, unseen[1])
             _rank_counts(opp_hand, k_opp, -1, unseen[1])
-            _rank_counts(opp_discards[sim], 2, -1, unseen[1])
+            _rank_counts(opp_discards[sim], _DISCARDS, -1, unseen[1])
             _rank_counts(my_hand, my_hand.size, 1, unseen[1])
             for i in range(n_disc):
-                unseen[1, nth_card(position[DISC], i) % 13] += 1
+                unseen[1, _RANK[nth_card(position[DISC], i)]] += 1
             n_unseen[0] = pool.size
-            n_unseen[1] = pool.size - k_opp - 2 + my_hand.size + n_disc
+            n_unseen[1] = pool.size - k_opp - _DISCARDS + my_hand.size + n_disc
             past = _play_out(S, hands, sizes, seq, candidates[c], policy, unseen, n_unseen, reply)
             winner = S[0, WINNER]
             pegged = S[0, PEG] - S[0, PEG + 1] + (past if winner == 0 else -past)
@@ -534,7 +537,7 @@ def play_position(view: ObservationView) -> np.ndarray:
     ``N_FIELDS``) in the play phase, the player as player 0 and to move: hands, cards laid, the
     count sequence, goes, scores, target, dealer, starter and the player's discards. The
     opponent's hand and discards are left empty: each simulation draws them."""
-    if view.starter is None or len(view.discards) != 2:
+    if view.starter is None or len(view.discards) != DISCARDS_PER_PLAYER:
         raise ValueError("rollouts need a view of the play (starter cut, discards made)")
     row = np.zeros(N_FIELDS, dtype=np.int64)
     row[HAND] = bits_of(view.hand)
@@ -617,7 +620,7 @@ class OpponentPlays:
                 continue
             later = set(seq[i:])
             before = tuple(c for c in sorted(theirs | mine) if c not in later)
-            left = 4 - sum(c in mine for c in before)
+            left = KEEP_SIZE - sum(c in mine for c in before)
             went = i > 0 and seq[i - 1] in theirs  # it laid twice running: the player was out
             self.rows[card] = (tuple(seq[:i]), sum(VALUE[c] for c in seq[:i]),
                                0 if went else left, left, before)
@@ -625,8 +628,8 @@ class OpponentPlays:
     def arrays(self) -> tuple[np.ndarray, ...]:
         """``(seq, n, count, card, k, left, before, n_before)`` arrays for the kernels."""
         n = len(self.rows)
-        seq = np.zeros((n, 8), dtype=np.int64)
-        before = np.zeros((n, 8), dtype=np.int64)
+        seq = np.zeros((n, MAX_SEQUENCE), dtype=np.int64)
+        before = np.zeros((n, 2 * KEEP_SIZE), dtype=np.int64)  # both players' laid cards
         lengths, counts, cards, ks, lefts, n_before = (np.zeros(n, dtype=np.int64)
                                                         for _ in range(6))
         for d, (card, (prefix, count, k, left, laid)) in enumerate(sorted(self.rows.items())):
@@ -667,12 +670,12 @@ def _deal_rollouts(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_
     S, hands, sizes, seq, unseen, n_unseen, reply, picks, used = _scratch(pool.size)
     eligible = np.ones(pool.size, dtype=np.bool_)
     no_cards = np.zeros(0, dtype=np.int64)
-    opp_hands = np.zeros((sims, 4), dtype=np.int64)
-    opp_discards = np.zeros((sims, 2), dtype=np.int64)
+    opp_hands = np.zeros((sims, _KEEP_SIZE), dtype=np.int64)
+    opp_discards = np.zeros((sims, _DISCARDS), dtype=np.int64)
     starters = np.zeros(sims, dtype=np.int64)
     np.random.seed(seed)
     for sim in range(sims):
-        _sample_opponent(pool, eligible, 4, no_cards, model, not i_deal, crib_by_ranks,
+        _sample_opponent(pool, eligible, _KEEP_SIZE, no_cards, model, not i_deal, crib_by_ranks,
                          split_keep, split_pair, opp_hands[sim], opp_discards[sim], picks, used)
         while True:  # the starter: any other unseen card
             starter = pool[np.random.randint(pool.size)]
@@ -684,23 +687,23 @@ def _deal_rollouts(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_
     for row in range(keeps.shape[0]):
         np.random.seed(seed + 1)
         for sim in range(sims):
-            for i in range(4):
+            for i in range(_KEEP_SIZE):
                 hands[1, i] = opp_hands[sim, i]
                 hands[0, i] = keeps[row, i]
             # The player has seen neither the opponent's six nor the rest of the stock; the
             # opponent has seen its own six, not the player's six.
             unseen[:, :] = 0
             _rank_counts(pool, pool.size, 1, unseen[0])
-            unseen[0, starters[sim] % 13] -= 1
-            for r in range(13):
+            unseen[0, _RANK[starters[sim]]] -= 1
+            for r in range(_N_RANKS):
                 unseen[1, r] = unseen[0, r]
-            _rank_counts(opp_hands[sim], 4, -1, unseen[1])
-            _rank_counts(opp_discards[sim], 2, -1, unseen[1])
-            _rank_counts(hands[0], 4, 1, unseen[1])
-            _rank_counts(discards[row], 2, 1, unseen[1])
+            _rank_counts(opp_hands[sim], _KEEP_SIZE, -1, unseen[1])
+            _rank_counts(opp_discards[sim], _DISCARDS, -1, unseen[1])
+            _rank_counts(hands[0], _KEEP_SIZE, 1, unseen[1])
+            _rank_counts(discards[row], _DISCARDS, 1, unseen[1])
             n_unseen[0] = pool.size - 1
             n_unseen[1] = pool.size - 1
-            sizes[0], sizes[1] = 4, 4
+            sizes[0], sizes[1] = _KEEP_SIZE, _KEEP_SIZE
             # The deal by the rules: both sixes and the starter, pone's discards, the dealer's, the
             # cut; no target (a game never ends in the play).
             S[0, :] = 0
@@ -709,9 +712,9 @@ def _deal_rollouts(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_
             S[0, TARGET] = 1 << 30
             set_deal(S, 0, _card_bits(keeps[row]) | _card_bits(discards[row]),
                      _card_bits(opp_hands[sim]) | _card_bits(opp_discards[sim]), starters[sim])
-            for d in range(2):
+            for d in range(_DISCARDS):
                 apply_action(S, 0, discards[row, d] if dealer == 1 else opp_discards[sim, d])
-            for d in range(2):
+            for d in range(_DISCARDS):
                 apply_action(S, 0, discards[row, d] if dealer == 0 else opp_discards[sim, d])
             _play_out(S, hands, sizes, seq, -1, policy, unseen, n_unseen, reply)
             margin[row] += S[0, PEG] - S[0, PEG + 1]

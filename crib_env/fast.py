@@ -64,7 +64,10 @@ Kernels (all ``@njit(cache=True)``; call them from Python or from other numba co
   ``sequence_points(cards, start, n, count)`` (pegging points of any card sequence) are the rule kernels,
   shared with ``agents.rollout``.
 * ``show_points_batch(hands, starters, crib, out)`` and ``show_distribution(crib)``: batch show scores.
+* ``last_card_points(count)``: the last card's point (``scoring.last_card_points``).
 * ``points_without_starter(cards_bits)``: four cards counted alone (``scoring.score_without_starter``).
+* ``show_points_over(cards_bits, rank_left, suit_left)``: four cards' show points summed over a pool
+  of starters given by its rank and suit counts (the expected hand over the unseen starters).
 * ``random_actions(S, out)``: ``random_action`` for every row.
 * ``replay_games(...)``: drive scripted games with recorded actions and trace every step (tests).
 
@@ -98,7 +101,14 @@ from .game import (
     Phase,
 )
 from .observation import COUNT_SCALE, OBS_SIZE, SCORE_SCALE, SLICES
-from .scoring import FOUR_RANK_POINTS, MAX_COUNT, RANK_POINTS, SET_POINTS
+from .scoring import (
+    FOUR_RANK_POINTS,
+    GO_POINTS,
+    LAST_CARD_POINTS,
+    MAX_COUNT,
+    RANK_POINTS,
+    SET_POINTS,
+)
 
 # -- columns of the state array ----------------------------------------------------------------
 HAND = 0
@@ -171,6 +181,8 @@ _FITS = np.array([sum(1 << c for c in range(N_CARDS) if VALUE_ARRAY[c] <= room)
 _SUIT_BITS = np.array([((1 << N_RANKS) - 1) << (N_RANKS * s) for s in range(4)], dtype=np.int64)
 _JACK = JACK
 _MAX_COUNT = MAX_COUNT
+_GO_POINTS = GO_POINTS
+_LAST_CARD_POINTS = LAST_CARD_POINTS
 _HAND_SIZE = HAND_SIZE
 _DISCARDS = DISCARDS_PER_PLAYER
 
@@ -343,6 +355,30 @@ def points_without_starter(cards):
 
 
 @njit(cache=True)
+def show_points_over(cards, rank_left, suit_left):
+    """Total show score (hand rules) of four cards (bitmask ``cards``) over a pool of starters
+    given only by its counts: ``rank_left[r]`` starters of rank ``r`` and ``suit_left[s]`` of suit
+    ``s`` (int64 (13,) and (4,), the four cards not among them). Equal to the sum of
+    ``show_points(cards, s, False)`` over the pool, in closed form: fifteens, pairs and runs by the
+    starter's rank, nobs by its suit, a four-card flush 4 with every starter and 5 with one of its
+    suit. Divide by the pool's size for the expected hand over the unseen starters."""
+    c0, c1, c2, c3 = four_cards(cards)
+    total = np.int64(0)
+    for r in range(N_RANKS):
+        if rank_left[r] > 0:
+            total += rank_left[r] * five_rank_points(_RANK[c0], _RANK[c1], _RANK[c2], _RANK[c3], r)
+    for c in (c0, c1, c2, c3):
+        if _RANK[c] == _JACK:
+            total += suit_left[_SUIT[c]]  # nobs with a starter of the jack's suit
+    if cards & _SUIT_BITS[_SUIT[c0]] == cards:
+        n_pool = np.int64(0)
+        for r in range(N_RANKS):
+            n_pool += rank_left[r]
+        total += 4 * n_pool + suit_left[_SUIT[c0]]
+    return total
+
+
+@njit(cache=True)
 def show_distribution(crib):
     """Counts of each show score 0..29 over all 270,725 four-card hands x 48 starters."""
     counts = np.zeros(30, dtype=np.int64)
@@ -390,6 +426,12 @@ def sequence_points(cards, start, n, count):
         if k >= 3 and hi - lo == k - 1:
             best = k
     return points + best
+
+
+@njit(cache=True, inline="always")
+def last_card_points(count):
+    """``scoring.last_card_points``: the point for the last card of the play, none at 31."""
+    return 0 if count == _MAX_COUNT else _LAST_CARD_POINTS
 
 
 @njit(cache=True)
@@ -611,7 +653,8 @@ def _play(S, b, player, card, bit):
     if points > 0 and _award(S, b, player, points, CAT_PEG):
         return
     if S[b, NHAND] == 0 and S[b, NHAND + 1] == 0:
-        if S[b, COUNT] != _MAX_COUNT and _award(S, b, player, 1, CAT_PEG):  # last card
+        last = last_card_points(S[b, COUNT])
+        if last > 0 and _award(S, b, player, last, CAT_PEG):
             return
         _show(S, b)
         return
@@ -627,7 +670,7 @@ def _play(S, b, player, card, bit):
         S[b, TO_MOVE] = player
         return
     # Neither can lay a card: the player who laid the last one pegs the go.
-    if _award(S, b, player, 1, CAT_PEG):
+    if _award(S, b, player, _GO_POINTS, CAT_PEG):
         return
     _restart_count(S, b, other)
 

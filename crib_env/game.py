@@ -29,11 +29,13 @@ import numpy as np
 from .cards import DECK, JACK, N_CARDS, RANK, VALUE, as_card, card_str, cards_str
 from .scoring import (
     GO,
+    GO_POINTS,
     HEELS,
     LAST_CARD,
     MAX_COUNT,
     ScoreEvent,
     hand_events_of,  # unchecked fast paths: the engine's cards are valid by construction
+    last_card_points,
     play_events_of,
 )
 
@@ -407,8 +409,8 @@ class Game:
         if events and self._award(player, events, PEGGING):
             return
         if not self.hands[0] and not self.hands[1]:
-            if self.count != MAX_COUNT and self._award(
-                    player, [ScoreEvent(LAST_CARD, 1, (card,))], PEGGING):
+            last = last_card_points(self.count)
+            if last and self._award(player, [ScoreEvent(LAST_CARD, last, (card,))], PEGGING):
                 return
             self._show()
             return
@@ -425,7 +427,7 @@ class Game:
             self.to_move = player
             return
         # Neither can lay a card: the player who laid the last one pegs the go.
-        if self._award(player, [ScoreEvent(GO, 1, ())], PEGGING):
+        if self._award(player, [ScoreEvent(GO, GO_POINTS, ())], PEGGING):
             return
         self._restart_count(leader=other)
 

@@ -54,6 +54,8 @@ SET_POINTS = {2: 2, 3: 6, 4: 12}
 SET_KIND = {2: PAIR, 3: PAIR_ROYAL, 4: DOUBLE_PAIR_ROYAL}
 MAX_COUNT = 31
 MAX_HAND_SCORE = 29
+GO_POINTS = 1  # to the player who laid the last card when neither can lay another
+LAST_CARD_POINTS = 1  # to the player who lays the last card of the play, unless it makes 31
 
 
 class ScoreEvent(NamedTuple):
@@ -370,6 +372,13 @@ def play_events_of(cards: list[int]) -> list[ScoreEvent]:
 def score_play(sequence: Sequence[int | str]) -> int:
     """Points earned by the last card of the current count ``sequence`` (see ``play_events``)."""
     return _play_points(*_play_parts(_check_sequence(sequence)))
+
+
+def last_card_points(count: int) -> int:
+    """Points for laying the last card of the play at running ``count``: ``LAST_CARD_POINTS``,
+    or none when that card makes 31 (the 31 already pays). Never more than one of go, 31 and last
+    card for one card."""
+    return 0 if count == MAX_COUNT else LAST_CARD_POINTS
 
 
 def play_points_of(cards: Sequence[int]) -> int:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from agents.analysis import analyze_discards, print_analysis
+from agents.analysis import analyze_discards, crib_by_discard_ranks, print_analysis
 from crib_env.cards import RANK, VALUE, parse_cards
 from crib_env.scoring import score_hand, score_hands
 from training.cli import app
@@ -75,6 +75,21 @@ def test_matches_brute_force_over_all_46_starters_and_990_pairs():
         assert option.hand == pytest.approx(hand, abs=1e-9)
         assert option.crib == pytest.approx(crib, abs=1e-9)
         assert option.net == pytest.approx(hand - crib, abs=1e-9)
+
+
+@pytest.mark.parametrize("ranks", [(4, 4), (4, 9), (0, 12), (6, 7)])
+def test_crib_by_discard_ranks_is_the_mean_over_every_pair_and_starter_without_flush_or_nobs(ranks):
+    # two discards of different suits, no jack: no flush, and nobs only from the other three
+    a, b = ranks[0], 13 + ranks[1]
+    rest = [c for c in range(52) if c not in (a, b)]
+    triples = np.array(list(combinations(rest, 3)))
+    hands = np.column_stack([np.full(len(triples), a), np.full(len(triples), b), triples[:, :2]])
+    starters = triples[:, 2]
+    points = score_hands(hands, starters, crib=True).astype(np.int64)
+    jack_nobs = ((triples[:, :2] % 13 == 10) & (triples[:, :2] // 13 == (starters // 13)[:, None]))
+    flush = (triples // 13 == a // 13).all(axis=1) & (b // 13 == a // 13)
+    rank_only = points - jack_nobs.any(axis=1) - 5 * flush
+    assert crib_by_discard_ranks()[ranks] == pytest.approx(rank_only.mean(), abs=1e-12)
 
 
 def test_textbook_keep_two_fives_with_a_ten_card():

@@ -10,7 +10,7 @@ from crib_env import fast
 from crib_env.cards import parse_card, parse_cards
 from crib_env.game import IllegalActionError, Phase
 from crib_env.observation import OBS_SIZE, decode, encode
-from crib_env.scoring import score_hand, score_play, score_without_starter
+from crib_env.scoring import last_card_points, score_hand, score_play, score_without_starter
 from crib_env.vector import CribbageVectorEnv
 
 
@@ -300,6 +300,24 @@ def test_show_points_and_five_rank_points_match_score_hand():
         ranks = [c % 13 for c in (*hand, starter)]
         for order in (ranks, ranks[::-1], sorted(ranks)):
             assert fast.five_rank_points(*order) == score_hand(hand, starter, crib) - flush - nobs
+
+
+def test_last_card_points_match_scoring_at_every_count():
+    for count in range(32):
+        assert fast.last_card_points(count) == last_card_points(count)
+
+
+def test_show_points_over_equals_score_hand_summed_over_the_pool():
+    rng = np.random.default_rng(5)
+    for trial in range(300):
+        cards = [int(c) for c in rng.permutation(52)]
+        # flushes and jacks are rare in random fours: force some
+        hand = (cards[:4] if trial % 3 else [c for c in cards if c // 13 == trial % 4][:4])
+        pool = [c for c in cards if c not in hand][:int(rng.integers(1, 49))]
+        rank_left = np.bincount([c % 13 for c in pool], minlength=13).astype(np.int64)
+        suit_left = np.bincount([c // 13 for c in pool], minlength=4).astype(np.int64)
+        expected = sum(score_hand(hand, s) for s in pool)
+        assert fast.show_points_over(fast.bits_of(hand), rank_left, suit_left) == expected
 
 
 def test_points_without_starter_equal_score_without_starter_on_all_270725_hands():

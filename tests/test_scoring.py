@@ -21,6 +21,7 @@ from crib_env.scoring import (
     THIRTY_ONE,
     ScoreEvent,
     hand_events,
+    last_card_points,
     play_events,
     score_hand,
     score_hands,
@@ -152,6 +153,10 @@ def test_play_events_total_equals_score_play_on_random_sequences():
             count += VALUE[c]
         assert sum(e.points for e in play_events(seq)) == score_play(seq), seq
         checked += 1
+
+
+def test_last_card_pegs_one_except_when_it_makes_31():
+    assert [last_card_points(count) for count in (1, 15, 30, 31)] == [1, 1, 1, 0]
 
 
 def test_pegging_errors_duplicates_empty_and_past_31():
