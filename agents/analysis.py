@@ -9,16 +9,10 @@ For each discard the analyzer gives
 * ``net``: ``hand + crib`` when the player deals (own crib), ``hand - crib`` when not.
 
 Both expectations are exact, not sampled, and computed in one compiled kernel, ``discard_arrays``
-(which the compiled standard agent, ``agents.standard_batch``, calls too). The hand part scores the
-15 x 46 hands with the core's ``crib_env.fast.show_points``. The crib part would be
-15 x 46 x 990 = 683,100 crib counts done one by one; instead it splits the crib score into
-
-* fifteens, pairs and runs, which depend only on the five ranks: the three unseen cards (starter and
-  opponent's pair) are grouped by rank multiset (at most 455), each weighted by how many card triples
-  make it, and read from a precomputed table ``rank points(discard ranks, triple ranks)``;
-* the five-card crib flush: both discards of one suit and the three unseen cards of that suit too;
-* nobs: a jack in the crib of the starter's suit, one of the player's discards or one of the
-  opponent's cards, counted in closed form.
+(which the compiled standard agent, ``agents.standard_batch``, calls too): the hand part scores the
+15 x 46 hands with the core's ``crib_env.fast.show_points``, the crib part is
+``crib_env.expected.expected_cribs`` (the crib's fifteens, pairs and runs by rank multisets, its
+flush and nobs in closed form, instead of 15 x 46 x 990 = 683,100 crib counts).
 
 That makes one hand well under a millisecond (``bench/bench_analysis.py``); ``tests/test_analysis.py``
 checks it against a brute-force enumeration with ``crib_env.scoring.score_hand``.
@@ -28,15 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from itertools import combinations, combinations_with_replacement
+from itertools import combinations
 
 import numpy as np
 from numba import njit
 
-from crib_env.cards import JACK, N_CARDS, N_RANKS, N_SUITS, RANK_ARRAY, SUIT_ARRAY, as_card, cards_str
+from crib_env.cards import N_CARDS, as_card, cards_str
+from crib_env.expected import expected_cribs
 from crib_env.fast import show_points
-from crib_env.scoring import RANK_POINTS
 
 HAND_SIZE = 6
 #: the 15 (discard pair, kept four) index splits of a six-card hand, in a fixed order
@@ -49,52 +42,7 @@ DISCARD_SPLITS: tuple[tuple[tuple[int, int], tuple[int, int, int, int]], ...] = 
 SPLIT_PAIRS = np.array([p for p, _ in DISCARD_SPLITS], dtype=np.int64)
 SPLIT_KEEPS = np.array([k for _, k in DISCARD_SPLITS], dtype=np.int64)
 
-# Rank multisets of the three unseen crib cards (starter + opponent's pair): x <= y <= z.
-_TRIPLES = np.array(list(combinations_with_replacement(range(N_RANKS), 3)), dtype=np.intp)
-_TX, _TY, _TZ = (np.ascontiguousarray(_TRIPLES[:, i]) for i in range(3))  # numba caches contiguous globals
-_ALL_SAME = (_TX == _TZ)
-_LOW_PAIR = (_TX == _TY) & (_TY < _TZ)
-_HIGH_PAIR = (_TX < _TY) & (_TY == _TZ)
-
-
-def _crib_rank_table() -> np.ndarray:
-    """``table[r1, r2, t]``: fifteens + pairs + runs of discard ranks r1, r2 with triple ``t``
-    (an index into ``_TRIPLES``); int16 (13, 13, 455). Impossible five-of-a-rank entries are 0 and
-    always get weight 0."""
-    r1, r2 = np.meshgrid(np.arange(N_RANKS), np.arange(N_RANKS), indexing="ij")
-    five = np.stack(np.broadcast_arrays(r1[:, :, None], r2[:, :, None], _TX[None, None, :],
-                                        _TY[None, None, :], _TZ[None, None, :]), axis=-1)
-    five = np.sort(five, axis=-1)
-    key = np.zeros(five.shape[:-1], dtype=np.int64)
-    for i in range(5):
-        key = key * N_RANKS + five[..., i]
-    return RANK_POINTS[key].astype(np.int16)
-
-
-_CRIB_RANKS = _crib_rank_table()  # frozen into the kernels below (150 kB)
-_RANK = RANK_ARRAY.astype(np.int64)
-_SUIT = SUIT_ARRAY.astype(np.int64)
-_JACK = JACK
 _N_SPLITS = len(DISCARD_SPLITS)
-
-
-@njit(cache=True)
-def triple_weights(n):
-    """How many card triples make each rank multiset of three cards (x <= y <= z, in
-    ``combinations_with_replacement`` order: 455 of them), float64 (455,), when ``n[r]`` (float64
-    (13,)) cards of rank ``r`` are left to draw from."""
-    weight = np.empty(_TX.size)
-    for t in range(_TX.size):
-        x, y, z = _TX[t], _TY[t], _TZ[t]
-        if _ALL_SAME[t]:
-            weight[t] = n[x] * (n[x] - 1) / 2 * (n[x] - 2) / 3
-        elif _LOW_PAIR[t]:
-            weight[t] = n[x] * (n[x] - 1) / 2 * n[z]
-        elif _HIGH_PAIR[t]:
-            weight[t] = n[x] * (n[y] * (n[y] - 1) / 2)
-        else:
-            weight[t] = n[x] * n[y] * n[z]
-    return weight
 
 
 @njit(cache=True)
@@ -111,37 +59,11 @@ def discard_arrays(hand6, unseen):
             keep |= np.int64(1) << hand6[j]
         for s in range(n_unseen):
             hand_points[i, s] = show_points(keep, unseen[s], False)
-    n = np.zeros(13)  # unseen cards of each rank
-    u = np.zeros(4)  # ... and of each suit
-    for c in unseen:
-        n[_RANK[c]] += 1.0
-        u[_SUIT[c]] += 1.0
-    weight = triple_weights(n)
-    triples = n_unseen * (n_unseen - 1) * (n_unseen - 2) / 6
-    # nobs over the ordered deals (starter s, unordered pair from the other U - 1 cards)
-    deals = n_unseen * (n_unseen - 1) * (n_unseen - 2) / 2
-    opp_jacks = 0.0
-    for c in unseen:
-        if _RANK[c] == _JACK:
-            opp_jacks += (u[_SUIT[c]] - 1) * (n_unseen - 2)
-    crib = np.empty(_N_SPLITS)
+    first = np.empty(_N_SPLITS, dtype=np.int64)
+    second = np.empty(_N_SPLITS, dtype=np.int64)
     for i in range(_N_SPLITS):
-        a, b = hand6[SPLIT_PAIRS[i, 0]], hand6[SPLIT_PAIRS[i, 1]]
-        ranks = _CRIB_RANKS[_RANK[a], _RANK[b]]
-        total = 0.0
-        for t in range(_TX.size):
-            total += ranks[t] * weight[t]
-        value = total / triples
-        if _SUIT[a] == _SUIT[b]:  # five-card flush: the three unseen cards of that suit too
-            u_s = u[_SUIT[a]]
-            value += 5 * u_s * (u_s - 1) * (u_s - 2) / 6 / triples
-        own_jacks = 0.0
-        if _RANK[a] == _JACK:
-            own_jacks += u[_SUIT[a]]
-        if _RANK[b] == _JACK:
-            own_jacks += u[_SUIT[b]]
-        value += own_jacks * ((n_unseen - 1) * (n_unseen - 2) / 2) / deals
-        crib[i] = value + opp_jacks / deals
+        first[i], second[i] = hand6[SPLIT_PAIRS[i, 0]], hand6[SPLIT_PAIRS[i, 1]]
+    crib = expected_cribs(first, second, unseen)
     return hand_points, crib
 
 
@@ -167,25 +89,6 @@ def discard_order(hand_points, crib, dealer):
             order[j], order[j - 1] = order[j - 1], order[j]
             j -= 1
     return order
-
-
-@lru_cache(maxsize=1)
-def crib_by_discard_ranks() -> np.ndarray:
-    """Float (13, 13): the expected fifteens, pairs and runs of a crib holding two discards of
-    ranks ``r1``, ``r2``, the other three cards (the opponent's pair and the starter) drawn from
-    a full pack less those two, everything else unknown. A cheap stand-in for ``discard_arrays``'
-    exact crib where the thrower's other cards are not known (the rollouts' opponent model): it
-    leaves out the crib flush and nobs. Exact under its own assumptions (integer points times
-    integer triple counts, summed exactly)."""
-    table = np.zeros((N_RANKS, N_RANKS))
-    for r1 in range(N_RANKS):
-        for r2 in range(N_RANKS):
-            n = np.full(N_RANKS, float(N_SUITS))  # one card of each rank per suit
-            n[r1] -= 1
-            n[r2] -= 1
-            weight = triple_weights(n)
-            table[r1, r2] = _CRIB_RANKS[r1, r2] @ weight / weight.sum()
-    return table
 
 
 @dataclass(frozen=True, slots=True)

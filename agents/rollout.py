@@ -48,6 +48,7 @@ import numpy as np
 from numba import njit
 
 from crib_env.cards import N_CARDS, N_RANKS, N_SUITS, RANK_ARRAY, SUIT_ARRAY, VALUE, VALUE_ARRAY
+from crib_env.expected import crib_by_discard_ranks
 from crib_env.fast import (
     COUNT,
     DEALER,
@@ -83,7 +84,7 @@ from crib_env.game import DISCARDS_PER_PLAYER, HAND_SIZE, KEEP_SIZE, Phase
 from crib_env.observation import MAX_SEQUENCE, ObservationView
 from crib_env.scoring import MAX_COUNT
 
-from .analysis import DISCARD_SPLITS, SPLIT_KEEPS, SPLIT_PAIRS, crib_by_discard_ranks
+from .analysis import DISCARD_SPLITS, SPLIT_KEEPS, SPLIT_PAIRS
 from .endgame import win_table
 
 POLICY_ROLLOUT = 0  # points now, avoid counts of 5 and 21, lead low; random tie-breaks
@@ -282,7 +283,7 @@ def _rank_counts(cards: np.ndarray, size: int, sign: int, out: np.ndarray) -> No
         out[_RANK[cards[i]]] += sign
 
 
-#: the opponent model's crib value of two discarded ranks (``analysis.crib_by_discard_ranks``)
+#: the opponent model's crib value of two discarded ranks (``crib_env.expected.crib_by_discard_ranks``)
 OPPONENT_CRIB = crib_by_discard_ranks()
 
 

@@ -102,10 +102,13 @@ from .game import (
 )
 from .observation import COUNT_SCALE, OBS_SIZE, SCORE_SCALE, SLICES
 from .scoring import (
+    FIVE_CARD_FLUSH_POINTS,
     FOUR_RANK_POINTS,
     GO_POINTS,
+    HAND_FLUSH_POINTS,
     LAST_CARD_POINTS,
     MAX_COUNT,
+    NOBS_POINTS,
     RANK_POINTS,
     SET_POINTS,
 )
@@ -182,6 +185,9 @@ _SUIT_BITS = np.array([((1 << N_RANKS) - 1) << (N_RANKS * s) for s in range(4)],
 _JACK = JACK
 _MAX_COUNT = MAX_COUNT
 _GO_POINTS = GO_POINTS
+_HAND_FLUSH = HAND_FLUSH_POINTS
+_FIVE_FLUSH = FIVE_CARD_FLUSH_POINTS
+_NOBS = NOBS_POINTS
 _LAST_CARD_POINTS = LAST_CARD_POINTS
 _HAND_SIZE = HAND_SIZE
 _DISCARDS = DISCARDS_PER_PLAYER
@@ -311,11 +317,11 @@ def show_points(cards, starter, crib):
     starter_suit = _SUIT[starter]
     if cards & _SUIT_BITS[suit] == cards:
         if starter_suit == suit:
-            points += 5
+            points += _FIVE_FLUSH
         elif not crib:
-            points += 4
-    if cards & (np.int64(1) << (starter_suit * 13 + _JACK)):
-        points += 1
+            points += _HAND_FLUSH
+    if cards & (np.int64(1) << (starter_suit * N_RANKS + _JACK)):
+        points += _NOBS
     return points
 
 
@@ -350,7 +356,7 @@ def points_without_starter(cards):
         b, c = c, b
     points = np.int64(_FOUR_RANK_POINTS[((a * 13 + b) * 13 + c) * 13 + d])
     if cards & _SUIT_BITS[_SUIT[c0]] == cards:
-        points += 4
+        points += _HAND_FLUSH
     return points
 
 
@@ -369,12 +375,12 @@ def show_points_over(cards, rank_left, suit_left):
             total += rank_left[r] * five_rank_points(_RANK[c0], _RANK[c1], _RANK[c2], _RANK[c3], r)
     for c in (c0, c1, c2, c3):
         if _RANK[c] == _JACK:
-            total += suit_left[_SUIT[c]]  # nobs with a starter of the jack's suit
+            total += _NOBS * suit_left[_SUIT[c]]  # nobs with a starter of the jack's suit
     if cards & _SUIT_BITS[_SUIT[c0]] == cards:
         n_pool = np.int64(0)
         for r in range(N_RANKS):
             n_pool += rank_left[r]
-        total += 4 * n_pool + suit_left[_SUIT[c0]]
+        total += _HAND_FLUSH * n_pool + (_FIVE_FLUSH - _HAND_FLUSH) * suit_left[_SUIT[c0]]
     return total
 
 

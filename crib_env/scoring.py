@@ -54,6 +54,9 @@ SET_POINTS = {2: 2, 3: 6, 4: 12}
 SET_KIND = {2: PAIR, 3: PAIR_ROYAL, 4: DOUBLE_PAIR_ROYAL}
 MAX_COUNT = 31
 MAX_HAND_SCORE = 29
+HAND_FLUSH_POINTS = 4  # four cards of one suit in a hand (never in the crib)
+FIVE_CARD_FLUSH_POINTS = 5  # the four and the starter of one suit: a hand's or the crib's flush
+NOBS_POINTS = 1  # the jack of the starter's suit in a hand or crib
 GO_POINTS = 1  # to the player who laid the last card when neither can lay another
 LAST_CARD_POINTS = 1  # to the player who lays the last card of the play, unless it makes 31
 
@@ -171,10 +174,10 @@ def _suit_points(cards: list[int], starter: int, crib: bool) -> tuple[int, int]:
     flush = 0
     if SUIT[cards[1]] == suit and SUIT[cards[2]] == suit and SUIT[cards[3]] == suit:
         if SUIT[starter] == suit:
-            flush = 5
+            flush = FIVE_CARD_FLUSH_POINTS
         elif not crib:  # a four-card flush never scores in the crib
-            flush = 4
-    nobs = int(any(RANK[c] == JACK and SUIT[c] == SUIT[starter] for c in cards))
+            flush = HAND_FLUSH_POINTS
+    nobs = NOBS_POINTS * any(RANK[c] == JACK and SUIT[c] == SUIT[starter] for c in cards)
     return flush, nobs
 
 
@@ -196,7 +199,7 @@ def score_without_starter(hand: Sequence[int | str]) -> int:
         raise ValueError(f"a hand to count without a starter has 4 distinct cards, got "
                          f"{cards_str(cards)}")
     ranks = sorted([RANK[c] for c in cards])
-    flush = 4 if len({SUIT[c] for c in cards}) == 1 else 0
+    flush = HAND_FLUSH_POINTS if len({SUIT[c] for c in cards}) == 1 else 0
     return _FOUR_RANK_POINTS_LIST[_rank_key(ranks)] + flush
 
 
@@ -253,7 +256,7 @@ def hand_events_of(cards: list[int], starter_id: int, crib: bool) -> list[ScoreE
         events.append(ScoreEvent(FLUSH, flush, tuple(five[:flush])))
     if nobs:
         jack = next(c for c in cards if RANK[c] == JACK and SUIT[c] == SUIT[starter_id])
-        events.append(ScoreEvent(NOBS, 1, (jack,)))
+        events.append(ScoreEvent(NOBS, NOBS_POINTS, (jack,)))
     return events
 
 
@@ -278,11 +281,11 @@ def score_hands(hands: np.ndarray, starters: np.ndarray, crib: bool = False) -> 
     four_flush = (suits[:, 0] == suits[:, 1]) & (suits[:, 0] == suits[:, 2]) & (
         suits[:, 0] == suits[:, 3])
     five_flush = four_flush & (suits[:, 0] == starter_suits)
-    score += (5 * five_flush).astype(np.int8)
+    score += (FIVE_CARD_FLUSH_POINTS * five_flush).astype(np.int8)
     if not crib:
-        score += (4 * (four_flush & ~five_flush)).astype(np.int8)
+        score += (HAND_FLUSH_POINTS * (four_flush & ~five_flush)).astype(np.int8)
     nobs = ((ranks == JACK) & (suits == starter_suits[:, None])).any(axis=1)
-    return score + nobs.astype(np.int8)
+    return score + (NOBS_POINTS * nobs).astype(np.int8)
 
 
 def all_hands_with_starters() -> tuple[np.ndarray, np.ndarray]:

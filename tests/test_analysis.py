@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from agents.analysis import analyze_discards, crib_by_discard_ranks, print_analysis
+from agents.analysis import analyze_discards, print_analysis
 from crib_env.cards import RANK, VALUE, parse_cards
+from crib_env.expected import crib_by_discard_ranks
 from crib_env.scoring import score_hand, score_hands
 from training.cli import app
 
