@@ -126,7 +126,9 @@ def crib_by_discard_ranks() -> np.ndarray:
     ranks ``r1``, ``r2``, the other three cards (the opponent's pair and the starter) drawn from
     a full pack less those two, everything else unknown. A cheap stand-in for ``expected_cribs``
     where the thrower's other cards are not known (the rollouts' opponent model): it leaves out
-    the crib flush and nobs. Exact under its own assumptions (integer points times integer
+    the crib flush and nobs, so for two throws of different suits it is never above
+    ``expected_cribs`` and at most half a point below it (a thrown jack's nobs;
+    ``tests/test_analysis.py``). Exact under its own assumptions (integer points times integer
     triple counts, summed exactly)."""
     table = np.zeros((N_RANKS, N_RANKS))
     for r1 in range(N_RANKS):
