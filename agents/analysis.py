@@ -30,8 +30,8 @@ from numba import njit
 from crib_env.cards import N_CARDS, as_card, cards_str
 from crib_env.expected import expected_cribs
 from crib_env.fast import show_points
+from crib_env.game import HAND_SIZE
 
-HAND_SIZE = 6
 #: the 15 (discard pair, kept four) index splits of a six-card hand, in a fixed order
 DISCARD_SPLITS: tuple[tuple[tuple[int, int], tuple[int, int, int, int]], ...] = tuple(
     (pair, tuple(i for i in range(HAND_SIZE) if i not in pair))  # type: ignore[misc]

@@ -17,6 +17,7 @@ from numba import njit
 
 from crib_env.cards import N_CARDS, VALUE_ARRAY
 from crib_env.fast import points_without_starter, popcount, sequence_points
+from crib_env.game import HAND_SIZE
 
 from .batch_obs import (
     ERR_ILLEGAL,
@@ -32,6 +33,7 @@ from .batch_obs import (
 )
 
 _N_CARDS = N_CARDS
+_HAND_SIZE = HAND_SIZE
 _VALUE = VALUE_ARRAY.astype(np.int64)
 _SEQ_ROOM = 12  # the longest count sequence (8) and the card laid, with room to spare
 
@@ -42,9 +44,9 @@ def _best_discards(row, weights):
     score most; each adds 1 to the weight of the card it lays now (the lower one not yet laid)."""
     discards = cards_bits(row, O_DISCARDS)
     six_bits = cards_bits(row, O_HAND) | discards
-    if popcount(six_bits) != 6:
+    if popcount(six_bits) != _HAND_SIZE:
         return 0
-    six = np.empty(6, dtype=np.int64)
+    six = np.empty(_HAND_SIZE, dtype=np.int64)
     n = 0
     for c in range(_N_CARDS):
         if (six_bits >> c) & 1:
@@ -52,8 +54,8 @@ def _best_discards(row, weights):
             n += 1
     best = -1
     total = 0
-    for i in range(6):
-        for j in range(i + 1, 6):
+    for i in range(_HAND_SIZE):
+        for j in range(i + 1, _HAND_SIZE):
             pair = (np.int64(1) << six[i]) | (np.int64(1) << six[j])
             if discards & ~pair:
                 continue

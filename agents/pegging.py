@@ -25,7 +25,7 @@ from functools import lru_cache
 from math import comb
 
 from crib_env.cards import RANK, VALUE
-from crib_env.game import HAND_SIZE
+from crib_env.game import KEEP_SIZE
 from crib_env.observation import ObservationView
 from crib_env.scoring import MAX_COUNT, last_card_points, play_points_of, score_hand
 
@@ -163,7 +163,7 @@ def endgame_mode(view: ObservationView, board: Board) -> str:
         return "score"
     if not board.dealer:
         kept = list(view.hand) + list(view.played_own)
-        if len(kept) == HAND_SIZE - 2 and score_hand(kept, view.starter) >= board.need_own:
+        if len(kept) == KEEP_SIZE and score_hand(kept, view.starter) >= board.need_own:
             return "defend"
     elif board.need_opp <= PONE_COUNT_OUT:
         return "attack"

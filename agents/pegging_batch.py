@@ -17,7 +17,7 @@ from numba import njit
 
 from crib_env.cards import N_CARDS, N_RANKS, RANK_ARRAY, VALUE_ARRAY
 from crib_env.fast import last_card_points, popcount, sequence_points, show_points
-from crib_env.game import HAND_SIZE
+from crib_env.game import KEEP_SIZE
 from crib_env.scoring import MAX_COUNT
 
 from .batch_obs import (
@@ -52,7 +52,7 @@ _N_RANKS = N_RANKS
 _RANK = RANK_ARRAY.astype(np.int64)
 _VALUE = VALUE_ARRAY.astype(np.int64)
 _MAX_COUNT = MAX_COUNT
-_KEPT = HAND_SIZE - 2
+_KEPT = KEEP_SIZE
 SEQ_ROOM = 12  # the longest count sequence (8), the card laid, a reply and a counter, to spare
 
 

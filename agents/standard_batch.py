@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from crib_env.cards import N_CARDS, N_RANKS
+from crib_env.game import HAND_SIZE
 
 from .analysis import SPLIT_PAIRS, discard_arrays, discard_order
 from .batch_obs import (
@@ -32,6 +33,7 @@ from .endgame import ENDGAME_NEED, WIN_TIE, win_chances_by_discard
 from .pegging_batch import SEQ_ROOM, best_play
 
 _N_CARDS = N_CARDS
+_HAND_SIZE = HAND_SIZE
 
 
 @njit(cache=True)
@@ -64,20 +66,20 @@ def best_discard(row, win_table):
     without six cards); ``win_table``: ``endgame.win_table`` of the row's target."""
     discards = cards_bits(row, O_DISCARDS)
     six_bits = cards_bits(row, O_HAND) | discards
-    six = np.empty(6, dtype=np.int64)
+    six = np.empty(_HAND_SIZE, dtype=np.int64)
     unseen = np.empty(_N_CARDS, dtype=np.int64)
     n_six = 0
     n_unseen = 0
     for c in range(_N_CARDS):
         if (six_bits >> c) & 1:
-            if n_six == 6:
+            if n_six == _HAND_SIZE:
                 return ERR_NOT_SIX
             six[n_six] = c
             n_six += 1
         else:
             unseen[n_unseen] = c
             n_unseen += 1
-    if n_six != 6:
+    if n_six != _HAND_SIZE:
         return ERR_NOT_SIX
     hand_points, crib = discard_arrays(six, unseen[:n_unseen])
     dealer = is_dealer(row)

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.analysis import analyze_discards
-from crib_env.cards import VALUE, as_card, card_str, cards_str
+from crib_env.cards import RANK, SUIT, VALUE, as_card, card_str, cards_str
 from crib_env.game import DEAL, DEFAULT_TARGET, GAME_OVER, SHOW, Game, IllegalActionError, Phase
 from crib_env.observation import encode
-from crib_env.scoring import EVENT_KINDS, MAX_COUNT, ScoreEvent, score_play
+from crib_env.scoring import EVENT_KINDS, ScoreEvent, last_card_points, score_play
 
 from .talk import Announcement, announcements, pegs, show_talk
 
@@ -381,9 +381,8 @@ class GameSession:
         for card in self.legal_cards():
             sequence = [*g.sequence, card]
             points = score_play(sequence)
-            last = len(g.hands[HUMAN]) == 1 and not g.hands[AGENT]
-            if last and g.count + VALUE[card] != MAX_COUNT:
-                points += 1  # the last card of the deal pegs one (not with 31)
+            if len(g.hands[HUMAN]) == 1 and not g.hands[AGENT]:  # the last card of the deal
+                points += last_card_points(g.count + VALUE[card])
             plays.append({"card": card_str(card), "count": g.count + VALUE[card], "points": points})
         out.update(kind="play", options=sorted(plays, key=lambda p: -p["points"]))
         return out
@@ -398,4 +397,4 @@ class GameSession:
 
 def _sorted_hand(cards) -> list[int]:
     """Cards in rank order (suits C D H S within a rank), as players hold them."""
-    return sorted(cards, key=lambda c: (c % 13, c // 13))
+    return sorted(cards, key=lambda c: (RANK[c], SUIT[c]))
