@@ -47,7 +47,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from crib_env.cards import N_CARDS, N_RANKS, N_SUITS, RANK_ARRAY, SUIT_ARRAY, VALUE, VALUE_ARRAY
+from crib_env.cards import (
+    MAX_VALUE,
+    N_CARDS,
+    N_RANKS,
+    N_SUITS,
+    RANK_ARRAY,
+    SUIT_ARRAY,
+    VALUE,
+    VALUE_ARRAY,
+)
 from crib_env.expected import crib_by_discard_ranks
 from crib_env.fast import (
     COUNT,
@@ -82,7 +91,7 @@ from crib_env.fast import (
 )
 from crib_env.game import DISCARDS_PER_PLAYER, HAND_SIZE, KEEP_SIZE, Phase
 from crib_env.observation import MAX_SEQUENCE, ObservationView
-from crib_env.scoring import MAX_COUNT
+from crib_env.scoring import FIFTEEN_COUNT, MAX_COUNT
 
 from .analysis import DISCARD_SPLITS, SPLIT_KEEPS, SPLIT_PAIRS
 from .endgame import win_table
@@ -97,6 +106,8 @@ _SUIT = SUIT_ARRAY.astype(np.int64)
 _N_RANKS = N_RANKS
 _N_SUITS = N_SUITS
 _MAX_COUNT = MAX_COUNT
+_FIFTEEN = FIFTEEN_COUNT
+_TEN = MAX_VALUE  # a ten card's counting value, the most common one
 _HAND_SIZE = HAND_SIZE
 _KEEP_SIZE = KEEP_SIZE
 _DISCARDS = DISCARDS_PER_PLAYER
@@ -219,9 +230,9 @@ def _choose(hands: np.ndarray, sizes: np.ndarray, p: int, seq: np.ndarray, n: in
                 score -= 4.0 * best_reply if best_reply >= 0 else -2.0
                 score += 0.1 * _VALUE[card]
             else:
-                if after == 5 or after == 21:
+                if after == _FIFTEEN - _TEN or after == _MAX_COUNT - _TEN:  # a ten scores next
                     score -= 2.0
-                if n == 0 and _VALUE[card] < 5:
+                if n == 0 and _VALUE[card] < _FIFTEEN - _TEN:  # no single reply makes 15
                     score += 0.5
         if score > best_score:
             best, best_score = i, score

@@ -20,13 +20,14 @@ RANK_CHARS = "A23456789TJQK"
 SUIT_CHARS = "CDHS"
 SUIT_SYMBOLS = "♣♦♥♠"
 JACK = 10  # rank index of the jack (nobs and heels)
+MAX_VALUE = 10  # counting value of a ten, jack, queen or king (the highest)
 
 DECK: tuple[int, ...] = tuple(range(N_CARDS))
 #: rank (0..12), suit (0..3) and counting value (1..10) of each card id, as tuples for the
 #: pure-Python hot paths and as numpy arrays for batch code.
 RANK: tuple[int, ...] = tuple(c % N_RANKS for c in DECK)
 SUIT: tuple[int, ...] = tuple(c // N_RANKS for c in DECK)
-VALUE: tuple[int, ...] = tuple(min(r + 1, 10) for r in RANK)
+VALUE: tuple[int, ...] = tuple(min(r + 1, MAX_VALUE) for r in RANK)
 RANK_ARRAY = np.array(RANK, dtype=np.int8)
 SUIT_ARRAY = np.array(SUIT, dtype=np.int8)
 VALUE_ARRAY = np.array(VALUE, dtype=np.int8)

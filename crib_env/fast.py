@@ -102,6 +102,8 @@ from .game import (
 )
 from .observation import COUNT_SCALE, OBS_SIZE, SCORE_SCALE, SLICES
 from .scoring import (
+    FIFTEEN_COUNT,
+    FIFTEEN_POINTS,
     FIVE_CARD_FLUSH_POINTS,
     FOUR_RANK_POINTS,
     GO_POINTS,
@@ -111,6 +113,7 @@ from .scoring import (
     NOBS_POINTS,
     RANK_POINTS,
     SET_POINTS,
+    THIRTY_ONE_POINTS,
 )
 
 # -- columns of the state array ----------------------------------------------------------------
@@ -185,6 +188,9 @@ _SUIT_BITS = np.array([((1 << N_RANKS) - 1) << (N_RANKS * s) for s in range(4)],
 _JACK = JACK
 _MAX_COUNT = MAX_COUNT
 _GO_POINTS = GO_POINTS
+_FIFTEEN = FIFTEEN_COUNT
+_FIFTEEN_POINTS = FIFTEEN_POINTS
+_THIRTY_ONE_POINTS = THIRTY_ONE_POINTS
 _HAND_FLUSH = HAND_FLUSH_POINTS
 _FIVE_FLUSH = FIVE_CARD_FLUSH_POINTS
 _NOBS = NOBS_POINTS
@@ -413,10 +419,10 @@ def sequence_points(cards, start, n, count):
     while tail < n and tail < 4 and _RANK[cards[end - tail]] == last_rank:
         tail += 1
     points = _SET_POINTS[tail]
-    if count == 15:
-        points += 2
+    if count == _FIFTEEN:
+        points += _FIFTEEN_POINTS
     if count == _MAX_COUNT:
-        points += 2
+        points += _THIRTY_ONE_POINTS
     # Longest run among the last L cards: L distinct ranks spanning L consecutive values.
     best = 0
     seen = 0

@@ -23,6 +23,7 @@ import numpy as np
 
 from .cards import (
     JACK,
+    MAX_VALUE,
     N_CARDS,
     N_RANKS,
     RANK,
@@ -52,7 +53,10 @@ EVENT_KINDS = (FIFTEEN, PAIR, PAIR_ROYAL, DOUBLE_PAIR_ROYAL, RUN, FLUSH, NOBS, H
 #: points for a same-rank group of n cards, in the show and in the play
 SET_POINTS = {2: 2, 3: 6, 4: 12}
 SET_KIND = {2: PAIR, 3: PAIR_ROYAL, 4: DOUBLE_PAIR_ROYAL}
+FIFTEEN_COUNT = 15  # cards adding up to this score in the show and the play
+FIFTEEN_POINTS = 2
 MAX_COUNT = 31
+THIRTY_ONE_POINTS = 2
 MAX_HAND_SCORE = 29
 HAND_FLUSH_POINTS = 4  # four cards of one suit in a hand (never in the crib)
 FIVE_CARD_FLUSH_POINTS = 5  # the four and the starter of one suit: a hand's or the crib's flush
@@ -111,9 +115,9 @@ def table_talk(events: Sequence[ScoreEvent]) -> str:
 def _rank_points(ranks: Sequence[int]) -> int:
     """Fifteens + pairs + runs of four or five ranks (the part of a show score that ignores
     suits)."""
-    values = [min(r + 1, 10) for r in ranks]
+    values = [min(r + 1, MAX_VALUE) for r in ranks]
     fifteens = sum(
-        1 for n in range(2, 6) for combo in combinations(values, n) if sum(combo) == 15
+        1 for n in range(2, 6) for combo in combinations(values, n) if sum(combo) == FIFTEEN_COUNT
     )
     counts = [0] * N_RANKS
     for r in ranks:
@@ -131,7 +135,7 @@ def _rank_points(ranks: Sequence[int]) -> int:
         if end - start >= 3:
             runs += (end - start) * ways
         start = end
-    return 2 * fifteens + pairs + runs
+    return FIFTEEN_POINTS * fifteens + pairs + runs
 
 
 def _rank_key(sorted_ranks: Sequence[int]) -> int:
@@ -213,10 +217,10 @@ def _rank_items(ranks: tuple[int, ...]) -> tuple[tuple[str, int, tuple[int, ...]
 
     They depend only on the ranks, and only 6,188 five-rank multisets exist, so after warm-up a
     show count never enumerates subsets."""
-    values = [min(r + 1, 10) for r in ranks]
+    values = [min(r + 1, MAX_VALUE) for r in ranks]
     items: list[tuple[str, int, tuple[int, ...]]] = [
-        (FIFTEEN, 2, idx) for n in range(2, 6) for idx in combinations(range(5), n)
-        if sum(values[i] for i in idx) == 15]
+        (FIFTEEN, FIFTEEN_POINTS, idx) for n in range(2, 6) for idx in combinations(range(5), n)
+        if sum(values[i] for i in idx) == FIFTEEN_COUNT]
     by_rank: dict[int, list[int]] = {}
     for position, rank in enumerate(ranks):
         by_rank.setdefault(rank, []).append(position)
@@ -335,7 +339,8 @@ def _tail_and_run(ranks: Sequence[int]) -> tuple[int, int]:
 
 def _play_points(count: int, tail: int, run: int) -> int:
     """Points of a card laid: 15 and 31 (2), the same-rank tail (2 / 6 / 12), the run."""
-    return 2 * (count == 15) + 2 * (count == MAX_COUNT) + SET_POINTS.get(tail, 0) + run
+    return (FIFTEEN_POINTS * (count == FIFTEEN_COUNT) + THIRTY_ONE_POINTS * (count == MAX_COUNT)
+            + SET_POINTS.get(tail, 0) + run)
 
 
 def _check_sequence(sequence: Sequence[int | str]) -> list[int]:
@@ -361,10 +366,10 @@ def play_events_of(cards: list[int]) -> list[ScoreEvent]:
     path, whose sequences are valid by construction."""
     count, tail, run = _play_parts(cards)
     events = []
-    if count == 15:
-        events.append(ScoreEvent(FIFTEEN, 2, tuple(cards)))
+    if count == FIFTEEN_COUNT:
+        events.append(ScoreEvent(FIFTEEN, FIFTEEN_POINTS, tuple(cards)))
     if count == MAX_COUNT:
-        events.append(ScoreEvent(THIRTY_ONE, 2, tuple(cards)))
+        events.append(ScoreEvent(THIRTY_ONE, THIRTY_ONE_POINTS, tuple(cards)))
     if tail >= 2:
         events.append(ScoreEvent(SET_KIND[tail], SET_POINTS[tail], tuple(cards[-tail:])))
     if run:
