@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from crib_env.cards import N_CARDS, N_RANKS, RANK, SUIT, VALUE
+from crib_env.cards import MAX_VALUE, N_CARDS, N_RANKS, N_SUITS, RANK, SUIT, VALUE
 from crib_env.observation import MAX_SEQUENCE, OBS_SIZE, OBSERVATION_VERSION, SLICES
 
 from .afterstate import AfterstateNet
@@ -113,10 +113,10 @@ class CardNet(nn.Module):
         n_feat = N_CARD_FEATURES if features else 0
         self.register_buffer("rank_id", torch.tensor(RANK, dtype=torch.long), persistent=False)
         self.register_buffer("suit_id", torch.tensor(SUIT, dtype=torch.long), persistent=False)
-        self.register_buffer("value", torch.tensor(VALUE, dtype=torch.float32) / 10.0,
+        self.register_buffer("value", torch.tensor(VALUE, dtype=torch.float32) / MAX_VALUE,
                              persistent=False)
         self.rank_embed = nn.Embedding(N_RANKS, embed)
-        self.suit_embed = nn.Embedding(4, embed)
+        self.suit_embed = nn.Embedding(N_SUITS, embed)
         token_in = len(CARD_SETS) + MAX_SEQUENCE + 1 + 2 * embed + 1 + n_feat
         self.token = nn.Sequential(nn.Linear(token_in, hidden), nn.ReLU(),
                                    nn.Linear(hidden, hidden), nn.ReLU())
