@@ -310,7 +310,7 @@ def five_rank_points(a, b, c, d, e):
         b, d = d, b
     if b > c:
         b, c = c, b
-    return np.int64(_RANK_POINTS[(((a * 13 + b) * 13 + c) * 13 + d) * 13 + e])
+    return np.int64(_RANK_POINTS[(((a * N_RANKS + b) * N_RANKS + c) * N_RANKS + d) * N_RANKS + e])
 
 
 @njit(cache=True)
@@ -360,7 +360,7 @@ def points_without_starter(cards):
         b, d = d, b
     if b > c:
         b, c = c, b
-    points = np.int64(_FOUR_RANK_POINTS[((a * 13 + b) * 13 + c) * 13 + d])
+    points = np.int64(_FOUR_RANK_POINTS[((a * N_RANKS + b) * N_RANKS + c) * N_RANKS + d])
     if cards & _SUIT_BITS[_SUIT[c0]] == cards:
         points += _HAND_FLUSH
     return points

@@ -53,7 +53,7 @@ EVENT_KINDS = (FIFTEEN, PAIR, PAIR_ROYAL, DOUBLE_PAIR_ROYAL, RUN, FLUSH, NOBS, H
 #: points for a same-rank group of n cards, in the show and in the play
 SET_POINTS = {2: 2, 3: 6, 4: 12}
 SET_KIND = {2: PAIR, 3: PAIR_ROYAL, 4: DOUBLE_PAIR_ROYAL}
-FIFTEEN_COUNT = 15  # cards adding up to this score in the show and the play
+FIFTEEN_COUNT = 15  # cards whose values add up to this score FIFTEEN_POINTS (show and play)
 FIFTEEN_POINTS = 2
 MAX_COUNT = 31
 THIRTY_ONE_POINTS = 2
