@@ -139,3 +139,35 @@ def default_table() -> WinOdds:
 def win_probability(score: int, opponent_score: int, dealer: bool) -> float:
     """``default_table().win_probability``: P(win) from the packaged table."""
     return default_table().win_probability(score, opponent_score, dealer)
+
+
+@lru_cache(maxsize=1)
+def _potential(path: Path) -> np.ndarray:
+    table = load_table(path)
+    t = table.target
+    phi = np.zeros((t + 1, t + 1, 2))
+    phi[:t, :t] = 2.0 * table.win - 1.0
+    phi[t, :t] = 1.0  # a score at the target has won
+    phi[:t, t] = -1.0
+    phi.flags.writeable = False
+    return phi
+
+
+def winprob_potential(target: int, path: Path | None = None) -> np.ndarray:
+    """The ``reward="winprob"`` potential: float64 (target + 1, target + 1, 2),
+    ``phi[a, b, d] = 2 * P(win) - 1`` for the player on ``a`` against ``b`` (``d`` = 1 if that
+    player deals the next deal), +1 / -1 once a score is at the target. Raises ``OddsTableError``
+    without a table and ``ValueError`` if the table's target is not ``target``."""
+    phi = _potential(Path(path) if path is not None else DEFAULT_TABLE)
+    if phi.shape[0] - 1 != target:
+        raise ValueError(f"reward='winprob' needs target_score {phi.shape[0] - 1} (the win-odds "
+                         f"table's target), got {target}")
+    return phi
+
+
+def potential_of(phi: np.ndarray, own: int, opp: int, dealer: int, player: int) -> float:
+    """``player``'s potential at scores ``own`` (its) and ``opp`` while ``dealer`` deals the deal
+    in progress: the table's value as if the deal had just ended, so that ``player`` deals next
+    when it is the pone now. It changes only when points are scored, or when a finished show deals
+    on (the deal edge passes to the other side)."""
+    return float(phi[own, opp, int(player != dealer)])
