@@ -296,3 +296,23 @@ def test_training_config_accepts_winprob():
     assert cfg.env.reward == "winprob"
     with pytest.raises(ValueError, match="winprob needs env.episode: game"):
         RunConfig.model_validate({"name": "t", "env": {"reward": "winprob", "episode": "deal"}})
+
+
+# -- the evaluator -------------------------------------------------------------------------------
+
+def test_deal_win_probability_sums_to_the_result_less_the_opening_chance():
+    from crib_env.game import Game
+    from training.evaluate import deal_win_probability
+
+    game = Game(seed=4, first_dealer=0)
+    rng = np.random.default_rng(4)
+    while game.winner is None:
+        game.step(int(rng.choice(np.flatnonzero(game.legal_mask()))), game.to_move)
+    table = default_table()
+    for seat in (0, 1):
+        dealer_sum, dealer_deals, pone_sum, pone_deals = deal_win_probability(game, seat)
+        assert dealer_deals + pone_deals == len(game.records)
+        opening = table.win_probability(0, 0, dealer=seat == 0)
+        result = 1.0 if game.winner == seat else 0.0
+        assert dealer_sum + pone_sum == pytest.approx(result - opening)
+    assert deal_win_probability(Game(seed=1, target=61), 0) is None  # not the table's game
