@@ -316,3 +316,10 @@ def test_deal_win_probability_sums_to_the_result_less_the_opening_chance():
         result = 1.0 if game.winner == seat else 0.0
         assert dealer_sum + pone_sum == pytest.approx(result - opening)
     assert deal_win_probability(Game(seed=1, target=61), 0) is None  # not the table's game
+
+
+def test_cli_flags_endgame_cells_as_approximate():
+    near = runner.invoke(app, ["odds", "118", "116", "--pone"])
+    far = runner.invoke(app, ["odds", "50", "60", "--pone"])
+    assert near.exit_code == far.exit_code == 0
+    assert "neutral play" in near.output and "neutral play" not in far.output

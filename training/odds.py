@@ -55,6 +55,16 @@ def build(traces: int = DEFAULT_TRACES, seed: int = 0, output: Path = DEFAULT_TA
     return load_table(output)
 
 
+def endgame_cell(table: WinOdds, score: int, opponent_score: int) -> bool:
+    """True where the standard agent plays for the win (either side within
+    ``agents.endgame.ENDGAME_NEED`` of the target) and the undecided cell comes from neutral play,
+    so it is an approximation for that agent (measured in BENCHMARKS.md)."""
+    from agents.endgame import ENDGAME_NEED
+
+    need = min(table.target - score, table.target - opponent_score)
+    return 0 < need <= ENDGAME_NEED
+
+
 def odds_report(table: WinOdds, score: int, opponent_score: int, dealer: bool) -> dict:
     """The lookup as the JSON contract names it."""
     return {"score": score, "opponent_score": opponent_score, "dealer": bool(dealer),
@@ -121,6 +131,10 @@ def odds_command(args: list[str], dealer: bool | None, json_out: bool, plot_path
             console.print(f"{scores[0]} to {scores[1]}, {role}: win {100 * report['win_probability']:.1f}% "
                           f"(± {100 * report['stderr']:.2f} pp; {table.header['strategy']}, "
                           f"{table.header['traces']:,} traces)")
+            if endgame_cell(table, *scores):
+                console.print("note: near the end the table assumes standard's neutral play; the real "
+                              "agent plays for the win there and its odds differ by up to about 5 pp "
+                              "(BENCHMARKS.md, Win odds)")
     if plot_path is not None:
         plot(table, plot_path)
         if not json_out:
