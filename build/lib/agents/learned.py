@@ -1,0 +1,383 @@
+"""Learned agents: the policy networks and the checkpoint loader behind ``make_agent(PATH)``.
+
+A checkpoint is a folder holding
+
+* ``policy.safetensors`` - the network's weights (safetensors: plain tensors, no code runs on load);
+* ``meta.json`` - plain JSON: the observation-layout version and size, the action count, the
+  architecture name and its keyword arguments, the card-feature version, training steps, and the
+  SHA-256 of every other file in the folder (so a corrupt or half-written checkpoint is caught).
+
+Training adds ``optimizer.pt`` (tensors only, read back with ``torch.load(weights_only=True)``) and
+``rng.json`` for ``crib train --resume``; playing needs neither. Nothing here unpickles anything.
+
+A network maps the input row (the observation, then the flattened ``card_features`` block when the
+checkpoint uses them) to 53 numbers: 52 action logits (one per card id) and the state value.
+``LearnedAgent`` plays the legal card with the highest logit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from crib_env.cards import N_CARDS, N_RANKS, RANK, SUIT, VALUE
+from crib_env.observation import MAX_SEQUENCE, OBS_SIZE, OBSERVATION_VERSION, SLICES
+
+from .afterstate import AfterstateNet
+from .base import legal_cards
+from .card_features import (
+    FEATURE_NAMES,
+    FEATURES_VERSION,
+    N_CARD_FEATURES,
+    card_features,
+    card_features_batch,
+)
+
+CHECKPOINT_FORMAT = "crib-rl-checkpoint"
+CHECKPOINT_FORMAT_VERSION = 1
+META_FILE = "meta.json"
+POLICY_FILE = "policy.safetensors"
+ACTION_N = N_CARDS
+OUTPUT_SIZE = ACTION_N + 1  # 52 logits, then the value
+
+#: card-set slices of the observation read per card (order matters: it is the token layout)
+CARD_SETS = ("hand", "discards", "starter", "played_own", "played_opp")
+#: the remaining (scalar) slices, fed to the context network
+SCALAR_SLICES = ("count", "phase", "is_dealer", "scores", "target", "opp_cards_left", "opp_said_go")
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used here: missing, corrupt, or made for another layout."""
+
+
+def input_size(features: bool) -> int:
+    """Length of a network's input row."""
+    return OBS_SIZE + (N_CARDS * N_CARD_FEATURES if features else 0)
+
+
+def network_input(observation: np.ndarray, action_mask: np.ndarray, features: bool) -> np.ndarray:
+    """The input row for one decision: the observation, then its card features if used."""
+    obs = np.asarray(observation, dtype=np.float32)
+    if not features:
+        return obs
+    return np.concatenate([obs, card_features(obs, action_mask).reshape(-1)])
+
+
+def network_input_batch(observations: np.ndarray, action_masks: np.ndarray,
+                        features: bool) -> np.ndarray:
+    """The input rows of many decisions, (k, input_size(features)) float32: ``network_input`` of
+    every row, the card features computed for all rows in one compiled call. Always a new array
+    (torch may take it over without copying)."""
+    obs = np.array(observations, dtype=np.float32)
+    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
+        raise ValueError(f"observations must have shape (rows, {OBS_SIZE}), got {obs.shape}")
+    if not features:
+        return obs
+    block = card_features_batch(obs, action_masks).reshape(len(obs), -1)
+    return np.concatenate([obs, block], axis=1)
+
+
+# ------------------------------------------------------------------------------------------------
+# Networks
+
+
+class CardNet(nn.Module):
+    """A policy built for cards: every card id is a token.
+
+    Each of the 52 tokens holds where that card is (the observation's card-set slices and its place
+    in the count sequence, or unseen), a shared rank and suit embedding, its counting value and, if
+    used, its decision features. A token MLP encodes them; pooled token sets (hand, sequence, played,
+    discards + starter) and the scalar slices form the context. Each card's logit is read from its
+    own token next to the context, so what is learned about one card transfers to all of them.
+    """
+
+    def __init__(self, features: bool = True, hidden: int = 64, context: int = 128,
+                 embed: int = 16, prior: bool = False) -> None:
+        super().__init__()
+        self.features = features
+        n_feat = N_CARD_FEATURES if features else 0
+        self.register_buffer("rank_id", torch.tensor(RANK, dtype=torch.long), persistent=False)
+        self.register_buffer("suit_id", torch.tensor(SUIT, dtype=torch.long), persistent=False)
+        self.register_buffer("value", torch.tensor(VALUE, dtype=torch.float32) / 10.0,
+                             persistent=False)
+        self.rank_embed = nn.Embedding(N_RANKS, embed)
+        self.suit_embed = nn.Embedding(4, embed)
+        token_in = len(CARD_SETS) + MAX_SEQUENCE + 1 + 2 * embed + 1 + n_feat
+        self.token = nn.Sequential(nn.Linear(token_in, hidden), nn.ReLU(),
+                                   nn.Linear(hidden, hidden), nn.ReLU())
+        n_scalar = sum(SLICES[name].stop - SLICES[name].start for name in SCALAR_SLICES)
+        self.context = nn.Sequential(nn.Linear(n_scalar + 4 * hidden, context), nn.ReLU(),
+                                     nn.Linear(context, context), nn.ReLU())
+        # The logit MLP's first layer over [token, context], split in two so the context half is
+        # computed once per row instead of once per card.
+        self.logit_token = nn.Linear(hidden, hidden)
+        self.logit_context = nn.Linear(context, hidden)
+        self.logit_out = nn.Linear(hidden, 1)
+        self.feature_logit = nn.Linear(n_feat, 1) if features else None
+        if prior and features:
+            self._init_prior()
+        self.value_head = nn.Sequential(nn.Linear(context, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+
+    def _init_prior(self) -> None:
+        """Start the linear feature head from a card player's rule of thumb: about 3 logits per
+        expected point of the discard (hand + signed crib) and per point pegged now, less 80% of
+        the opponent's expected reply and a little for leaving the count on 5 or 21. PPO refines
+        it from there; only the initial weights change, never the architecture."""
+        assert self.feature_logit is not None
+        with torch.no_grad():
+            self.feature_logit.weight.zero_()
+            self.feature_logit.bias.zero_()
+            weight = self.feature_logit.weight[0]
+            for name, value in (("total_ev", 30.0), ("peg_points", 12.0),
+                                ("reply_mean", -4.8), ("leaves_5_21", -1.0)):
+                weight[FEATURE_NAMES.index(name)] = value
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch = x.shape[0]
+        obs = x[:, :OBS_SIZE]
+        sets = torch.stack([obs[:, SLICES[name]] for name in CARD_SETS], dim=2)  # (B, 52, 5)
+        seq = obs[:, SLICES["sequence"]].reshape(batch, MAX_SEQUENCE, N_CARDS).transpose(1, 2)
+        unseen = 1.0 - (sets.sum(2) + seq.sum(2)).clamp(max=1.0)
+        ident = torch.cat([self.rank_embed(self.rank_id), self.suit_embed(self.suit_id),
+                           self.value[:, None]], dim=1).expand(batch, -1, -1)
+        parts = [sets, seq, unseen[..., None], ident]
+        feats = None
+        if self.features:
+            feats = x[:, OBS_SIZE:].reshape(batch, N_CARDS, N_CARD_FEATURES)
+            parts.append(feats)
+        tokens = self.token(torch.cat(parts, dim=2))  # (B, 52, H)
+
+        def pool(weight: torch.Tensor) -> torch.Tensor:
+            return (tokens * weight[..., None]).sum(1) / (weight.sum(1, keepdim=True) + 1.0)
+
+        in_seq = seq.sum(2)
+        pools = [pool(sets[..., 0]), pool(in_seq), pool(sets[..., 3] + sets[..., 4]),
+                 pool(sets[..., 1] + sets[..., 2])]
+        scalars = torch.cat([obs[:, SLICES[name]] for name in SCALAR_SLICES], dim=1)
+        ctx = self.context(torch.cat([scalars, *pools], dim=1))
+        hidden = torch.relu(self.logit_token(tokens) + self.logit_context(ctx)[:, None, :])
+        logits = self.logit_out(hidden).squeeze(2)
+        if feats is not None:
+            logits = logits + self.feature_logit(feats).squeeze(2)
+        return torch.cat([logits, self.value_head(ctx)], dim=1)
+
+
+class MlpNet(nn.Module):
+    """The plain baseline: an MLP over the flat input row, with a logit and a value head."""
+
+    def __init__(self, features: bool = False, hidden: int = 256, layers: int = 2) -> None:
+        super().__init__()
+        self.features = features
+        dims = [input_size(features)] + [hidden] * layers
+        body: list[nn.Module] = []
+        for a, b in zip(dims[:-1], dims[1:], strict=True):
+            body += [nn.Linear(a, b), nn.ReLU()]
+        self.body = nn.Sequential(*body)
+        self.head = nn.Linear(hidden, OUTPUT_SIZE)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.body(x))
+
+
+#: architecture name -> (class, allowed keyword arguments); the only classes a checkpoint may name
+ARCHITECTURES: dict[str, tuple[type[nn.Module], tuple[str, ...]]] = {
+    "cards": (CardNet, ("features", "hidden", "context", "embed", "prior")),
+    "mlp": (MlpNet, ("features", "hidden", "layers")),
+    "afterstate": (AfterstateNet, ("features", "hidden", "layers")),
+}
+
+
+def build_network(arch: str, **kwargs: Any) -> nn.Module:
+    """Build the network ``arch`` (a key of ``ARCHITECTURES``) with its keyword arguments."""
+    if arch not in ARCHITECTURES:
+        raise ValueError(f"unknown policy architecture {arch!r}: use one of "
+                         f"{', '.join(ARCHITECTURES)}")
+    cls, allowed = ARCHITECTURES[arch]
+    extra = sorted(set(kwargs) - set(allowed))
+    if extra:
+        raise ValueError(f"architecture {arch!r} takes {', '.join(allowed)}; got {', '.join(extra)}")
+    return cls(**kwargs)
+
+
+# ------------------------------------------------------------------------------------------------
+# Checkpoints (read side; training.checkpoint writes them)
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def resolve_checkpoint(path: str | Path) -> Path:
+    """The checkpoint folder for ``path``: a checkpoint folder itself, a file inside one, or a run
+    folder (its ``best``, else its ``latest``)."""
+    path = Path(path)
+    if path.is_file() and path.name in (META_FILE, POLICY_FILE):
+        path = path.parent
+    if (path / META_FILE).exists() or (path / POLICY_FILE).exists():
+        return path
+    for sub in ("best", "latest"):
+        if (path / sub / META_FILE).exists():
+            return path / sub
+    if not path.exists():
+        raise FileNotFoundError(f"no checkpoint at {path}")
+    raise FileNotFoundError(f"no checkpoint at {path}: expected {META_FILE} and {POLICY_FILE} "
+                            f"(or a run folder with best/ or latest/)")
+
+
+def read_meta(folder: Path) -> dict[str, Any]:
+    """``meta.json`` of a checkpoint folder, checked against this build; raises ``CheckpointError``
+    saying what does not match."""
+    meta_path = folder / META_FILE
+    if not meta_path.exists():
+        raise FileNotFoundError(f"checkpoint {folder}: {META_FILE} is missing")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise CheckpointError(f"checkpoint {folder}: {META_FILE} is corrupt ({err})") from err
+    if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(f"checkpoint {folder}: {META_FILE} is not a {CHECKPOINT_FORMAT} "
+                              f"file")
+    problems = []
+    if meta.get("format_version") != CHECKPOINT_FORMAT_VERSION:
+        problems.append(f"checkpoint format version {meta.get('format_version')!r}, "
+                        f"this build reads {CHECKPOINT_FORMAT_VERSION}")
+    if meta.get("observation_version") != OBSERVATION_VERSION:
+        problems.append(f"observation layout version {meta.get('observation_version')!r}, "
+                        f"this build uses {OBSERVATION_VERSION}")
+    if meta.get("obs_size") != OBS_SIZE:
+        problems.append(f"observation size {meta.get('obs_size')!r}, this build uses {OBS_SIZE}")
+    if meta.get("action_n") != ACTION_N:
+        problems.append(f"action space Discrete({meta.get('action_n')!r}), this build uses "
+                        f"Discrete({ACTION_N})")
+    kwargs = meta.get("arch_kwargs", {})
+    if kwargs.get("features") and meta.get("features_version") != FEATURES_VERSION:
+        problems.append(f"card features version {meta.get('features_version')!r}, this build "
+                        f"computes version {FEATURES_VERSION}")
+    if problems:
+        raise CheckpointError(f"checkpoint {folder} does not match this build: "
+                              + "; ".join(problems) + ". Retrain it with this version.")
+    return meta
+
+
+def verify_files(folder: Path, meta: dict[str, Any], names: tuple[str, ...]) -> None:
+    """Check that each file in ``names`` exists and matches the SHA-256 recorded in ``meta``."""
+    hashes = meta.get("sha256")
+    if not isinstance(hashes, dict):
+        raise CheckpointError(f"checkpoint {folder}: {META_FILE} holds no 'sha256' table of file "
+                              f"hashes (got {hashes!r}), so its files cannot be checked")
+    for name in names:
+        path = folder / name
+        if not path.exists():
+            raise FileNotFoundError(f"checkpoint {folder}: {name} is missing")
+        if name not in hashes:
+            raise CheckpointError(f"checkpoint {folder}: {META_FILE} records no hash for {name}")
+        if sha256_file(path) != hashes[name]:
+            raise CheckpointError(f"checkpoint {folder}: {name} does not match the SHA-256 in "
+                                  f"{META_FILE}: the file is corrupt or was half-written")
+
+
+def load_network(path: str | Path) -> tuple[nn.Module, dict[str, Any]]:
+    """Build the network a checkpoint describes and load its weights (safetensors, no pickle)."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    folder = resolve_checkpoint(path)
+    meta = read_meta(folder)
+    verify_files(folder, meta, (POLICY_FILE,))
+    try:
+        net = build_network(meta["arch"], **meta.get("arch_kwargs", {}))
+    except (KeyError, TypeError, ValueError) as err:
+        raise CheckpointError(f"checkpoint {folder}: bad architecture in {META_FILE} ({err})") \
+            from err
+    try:
+        state = load_file(str(folder / POLICY_FILE))
+    except (SafetensorError, OSError, ValueError) as err:
+        raise CheckpointError(f"checkpoint {folder}: {POLICY_FILE} is corrupt ({err})") from err
+    try:
+        net.load_state_dict(state, strict=True)
+    except RuntimeError as err:
+        raise CheckpointError(f"checkpoint {folder}: weights do not fit architecture "
+                              f"{meta['arch']!r} ({err})") from err
+    net.eval()
+    return net, meta
+
+
+# ------------------------------------------------------------------------------------------------
+# The agent
+
+
+class LearnedAgent:
+    """Plays a trained network: the legal card with the highest logit (or a sample, if
+    ``deterministic=False``)."""
+
+    def __init__(self, net: nn.Module, features: bool, name: str = "learned",
+                 seed: int | None = None, deterministic: bool = True) -> None:
+        self.net = net.eval()
+        self.features = features
+        self.name = name
+        self.deterministic = deterministic
+        self.rng = np.random.default_rng(seed)
+
+    def logits(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """The 52 action logits for one decision (illegal cards included, unmasked)."""
+        row = network_input(observation, action_mask, self.features)
+        with torch.inference_mode():
+            out = self.net(torch.from_numpy(row)[None])
+        return out[0, :ACTION_N].numpy()
+
+    stateless = True
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """``act`` on every row with one forward pass. Deterministic agents choose the same cards
+        as row by row (up to the rounding of a batched matrix product on near ties); sampling
+        agents draw from the same distributions but consume their random stream differently."""
+        masks = np.asarray(action_masks)
+        if masks.ndim != 2 or masks.shape[1] != ACTION_N:
+            raise ValueError(f"action_masks must have shape (rows, {ACTION_N}), got {masks.shape}")
+        if len(masks) == 0:
+            return np.zeros(0, dtype=np.int64)
+        if not masks.any(axis=1).all():
+            raise ValueError("action_mask allows no action in some row")
+        if len(observations) != len(masks):
+            raise ValueError(f"{len(observations)} observations but {len(masks)} action masks")
+        rows = network_input_batch(observations, masks, self.features)
+        with torch.inference_mode():
+            logits = self.net(torch.from_numpy(rows))[:, :ACTION_N].numpy().astype(np.float64)
+        logits[masks == 0] = -np.inf
+        if self.deterministic:
+            return np.argmax(logits, axis=1)
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        return np.array([self.rng.choice(ACTION_N, p=row) for row in p], dtype=np.int64)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = legal_cards(action_mask)
+        if legal.size == 1:
+            return int(legal[0])
+        scores = self.logits(observation, action_mask)[legal].astype(np.float64)
+        if self.deterministic:
+            return int(legal[int(np.argmax(scores))])
+        p = np.exp(scores - scores.max())
+        return int(self.rng.choice(legal, p=p / p.sum()))
+
+    def reset(self) -> None:
+        pass
+
+
+def load_learned_agent(path: str | Path, seed: int | None = None,
+                       deterministic: bool = True) -> LearnedAgent:
+    """The agent stored at ``path`` (a checkpoint folder, a file in one, or a run folder)."""
+    net, meta = load_network(path)
+    name = meta.get("name") or Path(path).name
+    return LearnedAgent(net, features=bool(meta.get("arch_kwargs", {}).get("features")),
+                        name=name, seed=seed, deterministic=deterministic)

@@ -1,0 +1,39 @@
+"""Resolve agent specs for the CLI: a scripted level's name, ``champion``, or a checkpoint path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .base import Agent, RandomAgent
+
+#: the names `crib evaluate --agent/--opponent` accepts (DESIGN.md contract), besides a path
+AGENT_NAMES = ("random", "greedy", "standard", "expert", "champion")
+CHAMPION_PATH = Path(__file__).resolve().parent.parent / "checkpoints" / "champion"
+
+
+def make_agent(spec: str, seed: int | None = None) -> Agent:
+    """Build the agent named by ``spec`` (a name in ``AGENT_NAMES`` or a checkpoint path)."""
+    name = spec.strip()
+    if name == "random":
+        return RandomAgent(seed)
+    if name == "greedy":
+        from .greedy import GreedyAgent
+
+        return GreedyAgent(seed)
+    if name == "standard":
+        from .standard import StandardAgent
+
+        return StandardAgent(seed)
+    if name == "expert":
+        from .expert import ExpertAgent
+
+        return ExpertAgent(seed)
+    path = CHAMPION_PATH if name == "champion" else Path(name)
+    if name == "champion" or path.exists() or any(s in name for s in "/\\."):
+        if not path.exists():
+            raise ValueError(f"agent {spec!r}: no checkpoint at {path}")
+        from .learned import load_learned_agent
+
+        return load_learned_agent(path, seed=seed)
+    raise ValueError(f"unknown agent {spec!r}: use one of {', '.join(AGENT_NAMES)} "
+                     f"or a checkpoint path")

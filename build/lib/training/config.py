@@ -1,0 +1,331 @@
+"""The run config of ``crib train``: a pydantic schema, loaded from YAML, saved with every run.
+
+Every field has a default, so a config file only states what it changes. Unknown fields and bad
+values are errors that name the field and what it accepts, e.g.
+``configs/x.yaml: policy.arch: got 'cnn'; allowed: 'cards', 'mlp'``. Numbers must be finite (no
+``.inf`` or ``.nan``), seeds fit in 32 bits (what NumPy takes), and a key given twice in the YAML
+is refused (YAML itself would silently keep the last one).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+SCRIPTED_OPPONENTS = ("random", "greedy", "standard", "expert")
+STATEFUL_OPPONENTS = ("expert",)  # remember earlier moves: one object per game
+SELF = "self"  # the self-play pool of frozen earlier checkpoints of this run
+SEED_MAX = 2**32 - 1  # np.random.seed takes 0 .. 2**32 - 1
+
+
+class _Section(BaseModel):
+    # inf and nan make no sense in any field here (a learning rate of .inf trains to NaN)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class EnvConfig(_Section):
+    """The single-agent training environment."""
+
+    reward: Literal["win", "points", "winprob"] = Field(
+        "points", description="win: +1/-1 at the end; points: own minus opponent's points per step; "
+                              "winprob: the change in the win-odds table's chance to win per step "
+                              "(sums to +1/-1 over a game; needs episode: game, target_score: 121)")
+    episode: Literal["game", "deal"] = Field(
+        "deal", description="an episode is one deal, or a whole game to target_score")
+    target_score: int = Field(121, ge=1, le=121, description="game target (121 standard)")
+    seat: Literal["random", "player_0", "player_1"] = Field(
+        "random", description="which seat the learner takes each episode")
+
+
+class OpponentConfig(_Section):
+    """One member of the training opponent mixture: a scripted level, 'self', or a checkpoint."""
+
+    agent: str = Field(description="random, greedy, standard, expert, self, or a checkpoint path")
+    weight: float = Field(1.0, gt=0, description="relative chance of facing it in an episode")
+
+    @field_validator("agent")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value in (*SCRIPTED_OPPONENTS, SELF, "champion") or "/" in value or "\\" in value:
+            return value
+        allowed = ", ".join(repr(a) for a in (*SCRIPTED_OPPONENTS, SELF, "champion"))
+        raise ValueError(f"got {value!r}; allowed: {allowed} or a checkpoint path")
+
+
+class SelfPlayConfig(_Section):
+    """The pool of frozen snapshots the 'self' opponent draws from."""
+
+    snapshot_every: int = Field(50_000, ge=1, description="steps between pool snapshots")
+    pool_size: int = Field(5, ge=1, description="most recent snapshots kept in the pool")
+    fallback: str = Field("greedy", description="opponent used while the pool is still empty")
+
+
+class PolicyConfig(_Section):
+    """The network (see ``agents.learned.ARCHITECTURES``)."""
+
+    arch: Literal["cards", "mlp", "afterstate"] = Field(
+        "cards", description="cards: per-card tokens; mlp: flat; afterstate: each hand card scored "
+                             "by the position it leaves (observation only)")
+    features: bool = Field(True, description="append agents.card_features to the input")
+    hidden: int = Field(64, ge=8, le=1024, description="token (cards) or layer (mlp) width")
+    context: int = Field(128, ge=8, le=1024, description="context width (cards only)")
+    embed: int = Field(16, ge=2, le=256, description="rank / suit embedding size (cards only)")
+    layers: int = Field(2, ge=1, le=8, description="hidden layers (mlp and afterstate)")
+    prior: bool = Field(False, description="cards + features only: start the linear feature head "
+                                           "from a rule of thumb (agents.learned.CardNet)")
+
+    def arch_kwargs(self) -> dict[str, Any]:
+        if self.arch == "cards":
+            kwargs = {"features": self.features, "hidden": self.hidden, "context": self.context,
+                      "embed": self.embed}
+            if self.prior:
+                kwargs["prior"] = True
+            return kwargs
+        return {"features": self.features, "hidden": self.hidden, "layers": self.layers}
+
+    @model_validator(mode="after")
+    def _afterstate_reads_the_observation(self) -> PolicyConfig:
+        if self.arch == "afterstate" and (self.features or self.prior):
+            raise ValueError("arch 'afterstate' reads the observation only: set features: false "
+                             "and prior: false")
+        return self
+
+
+class PPOConfig(_Section):
+    """MaskablePPO hyper-parameters (sb3-contrib names).
+
+    ``learning_rate`` and ``vf_coef`` differ from SB3's defaults (3e-4, 0.5) on measurements
+    (BENCHMARKS.md, "Why PPO did not move"): Adam moves each weight by about the learning rate per
+    step, so 3e-4 barely moved the policy in the steps a short run takes; and the value loss is in
+    points squared (deal returns have a standard deviation of about 7 points), so at 0.5 its
+    gradient was 10-300 times the policy's and, through the shared network and the gradient-norm
+    clip, left the policy a few percent of each step. With the win reward the value gradient is
+    small either way (the same result with 0.05 and 0.5).
+    """
+
+    learning_rate: float = Field(1e-3, gt=0)
+    n_steps: int = Field(1024, ge=8, description="steps per env per rollout")
+    batch_size: int = Field(256, ge=8)
+    n_epochs: int = Field(4, ge=1)
+    gamma: float = Field(1.0, gt=0, le=1)
+    gae_lambda: float = Field(0.95, gt=0, le=1)
+    clip_range: float = Field(0.2, gt=0)
+    ent_coef: float = Field(0.01, ge=0)
+    vf_coef: float = Field(0.05, ge=0, description="weight of the value loss (points squared "
+                                                  "with the points reward)")
+    max_grad_norm: float = Field(0.5, gt=0)
+    target_kl: float | None = Field(None, gt=0)
+    normalize_advantage: bool = Field(True, description="scale each minibatch's advantages to "
+                                                        "mean 0, std 1")
+
+
+class DMCConfig(_Section):
+    """Deep Monte-Carlo (``algo: dmc``, training.dmc): Q(s, a) regressed on deal returns."""
+
+    learning_rate: float = Field(3e-4, gt=0, le=1)
+    epsilon: float = Field(0.05, ge=0, le=1, description="chance of a random legal card")
+    samples_per_update: int = Field(16384, ge=64, description="finished decisions per update")
+    batch_size: int = Field(1024, ge=8, description="minibatch of the regression")
+    passes: int = Field(1, ge=1, le=16, description="passes over each update's samples")
+    max_grad_norm: float = Field(10.0, gt=0)
+    controllable_return: bool = Field(
+        True, description="regress on the part of the deal return the decision can change: "
+                          "the pegging for a card laid, all but the opponent's hand for a discard")
+
+    @model_validator(mode="after")
+    def _batch(self) -> DMCConfig:
+        if self.batch_size > self.samples_per_update:
+            raise ValueError(f"batch_size: got {self.batch_size}; allowed: at most "
+                             f"samples_per_update = {self.samples_per_update}")
+        return self
+
+
+class TrainConfig(_Section):
+    """Budget and parallelism."""
+
+    total_timesteps: int = Field(100_000, ge=1, description="learner decisions in all")
+    n_envs: int = Field(2, ge=1, le=8192, description="games stepped in parallel (fast "
+                                                      "engine: rows; python: one env each)")
+    engine: Literal["fast", "python"] = Field(
+        "fast", description="fast: all games in lockstep on the compiled core, opponents in batch; "
+                            "python: one Python env per game (any opponent, the expert included)")
+    vec_env: Literal["subproc", "dummy"] = Field(
+        "subproc", description="python engine: subproc, one process per env; dummy: in process")
+    torch_threads: int = Field(1, ge=1, le=64, description="torch threads for the learner")
+    max_wall_seconds: float | None = Field(
+        None, gt=0, description="also stop once the run (all resumed sessions together) has "
+                                "trained this long, evaluations included")
+    progress_bar: bool = Field(True, description="show a progress bar in the terminal")
+
+
+class EvalConfig(_Section):
+    """Periodic evaluation with training.evaluate (full games to 121, seats alternating)."""
+
+    every: int = Field(50_000, ge=1, description="steps between evaluations (and checkpoints)")
+    games: int = Field(200, ge=2, description="games per opponent per evaluation")
+    opponents: list[str] = Field(["greedy"], min_length=1)
+    best_by: str = Field("mean", description="'mean' win rate over the opponents, or one of them")
+    final_games: int = Field(0, ge=0, description="games per opponent in the closing table")
+    seed: int = Field(12345, ge=0, le=SEED_MAX,
+                      description="evaluation seed (the same deals every time)")
+    at_start: bool = Field(False, description="also evaluate the untrained network at step 0")
+
+    @field_validator("opponents")
+    @classmethod
+    def _scripted(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if name not in (*SCRIPTED_OPPONENTS, "champion") and "/" not in name:
+                allowed = ", ".join(repr(a) for a in (*SCRIPTED_OPPONENTS, "champion"))
+                raise ValueError(f"got {name!r}; allowed: {allowed} or a checkpoint path")
+        return value
+
+    @model_validator(mode="after")
+    def _best_by(self) -> EvalConfig:
+        if self.best_by != "mean" and self.best_by not in self.opponents:
+            allowed = ", ".join(repr(a) for a in ["mean", *self.opponents])
+            raise ValueError(f"best_by: got {self.best_by!r}; allowed: {allowed}")
+        return self
+
+
+class RunConfig(_Section):
+    """A whole ``crib train`` run."""
+
+    name: str = Field(description="config name, part of the run name", pattern=r"^[A-Za-z0-9_.-]+$")
+    seed: int = Field(0, ge=0, le=SEED_MAX,
+                      description="seeds Python, NumPy, Torch and the environments")
+    algo: Literal["ppo", "dmc"] = Field(
+        "ppo", description="ppo: MaskablePPO; dmc: Deep Monte-Carlo Q regression (training.dmc)")
+    env: EnvConfig = EnvConfig()
+    opponents: list[OpponentConfig] = Field(
+        default_factory=lambda: [OpponentConfig(agent="greedy")], min_length=1)
+    selfplay: SelfPlayConfig = SelfPlayConfig()
+    policy: PolicyConfig = PolicyConfig()
+    ppo: PPOConfig = PPOConfig()
+    dmc: DMCConfig = DMCConfig()
+    train: TrainConfig = TrainConfig()
+    eval: EvalConfig = EvalConfig()
+    init_from: str | None = Field(None, description="start from this checkpoint's weights")
+
+    @model_validator(mode="after")
+    def _batch(self) -> RunConfig:
+        rollout = self.ppo.n_steps * self.train.n_envs
+        if self.algo == "ppo" and self.ppo.batch_size > rollout:
+            raise ValueError(f"ppo.batch_size: got {self.ppo.batch_size}; allowed: at most "
+                             f"ppo.n_steps * train.n_envs = {rollout}")
+        if self.train.engine == "fast":
+            for o in self.opponents:
+                if o.agent in STATEFUL_OPPONENTS:
+                    raise ValueError(f"opponents: {o.agent!r} keeps memory between moves and "
+                                     f"cannot act for many games in one batch; use "
+                                     f"train.engine: python for it")
+            if self.selfplay.fallback in STATEFUL_OPPONENTS:
+                raise ValueError(f"selfplay.fallback: {self.selfplay.fallback!r} cannot act in "
+                                 f"batch; use train.engine: python for it")
+        if self.env.reward == "winprob" and (self.env.episode != "game"
+                                             or self.env.target_score != 121):
+            raise ValueError("env.reward: winprob needs env.episode: game and env.target_score: 121 "
+                             "(the win-odds table's game)")
+        if self.algo == "dmc":
+            if self.train.engine != "fast":
+                raise ValueError("algo 'dmc' runs on train.engine: fast only")
+            if self.env.reward != "points":
+                raise ValueError("algo 'dmc' learns from deal returns in points: set "
+                                 "env.reward: points")
+        return self
+
+    @property
+    def env_id(self) -> str:
+        from crib_env.observation import OBSERVATION_VERSION
+
+        return f"crib_v{OBSERVATION_VERSION}-{self.env.reward}-{self.env.episode}"
+
+
+def _describe(err: ValidationError, source: str) -> str:
+    lines = []
+    for e in err.errors():
+        field = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        message = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "literal_error":
+            expected = e.get("ctx", {}).get("expected", "")
+            message = f"got {e['input']!r}; allowed: {expected}"
+        elif e["type"] == "extra_forbidden":
+            message = f"unknown field {e['loc'][-1]!r}; allowed: {_allowed_fields(e['loc'])}"
+        elif e["type"] == "missing":
+            message = "required field is missing"
+        elif "input" in e and e["type"] not in ("value_error",):
+            message = f"got {e['input']!r}; {message[0].lower()}{message[1:]}"
+        lines.append(f"{field}: {message}")
+    return f"{source}: invalid config\n  " + "\n  ".join(lines)
+
+
+def _allowed_fields(loc: tuple) -> str:
+    model: type[BaseModel] = RunConfig
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        annotation = model.model_fields[part].annotation
+        inner = getattr(annotation, "__args__", (annotation,))[0]
+        if isinstance(inner, type) and issubclass(inner, BaseModel):
+            model = inner
+        elif isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            model = annotation
+    return ", ".join(model.model_fields)
+
+
+def parse_config(data: Any, source: str = "config") -> RunConfig:
+    """Validate a config mapping; raises ``ValueError`` naming each bad field and what it allows."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: a config must be a YAML mapping, got {type(data).__name__}")
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as err:
+        raise ValueError(_describe(err, source)) from None
+
+
+class _DuplicateKeyError(yaml.YAMLError):
+    def __init__(self, key: Any, line: int, first_line: int) -> None:
+        super().__init__(f"key {key!r} on line {line} is given twice (first on line "
+                         f"{first_line}); keep one")
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (YAML keeps the last one
+    without a word). Keys that a merge (``<<: *anchor``) brings in may still be overridden."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        first_line: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                seen = key in first_line
+            except TypeError:  # an unhashable key: the constructor below says so
+                continue
+            line = key_node.start_mark.line + 1
+            if seen:
+                raise _DuplicateKeyError(key, line, first_line[key])
+            first_line[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_config(path: Path) -> RunConfig:
+    """Read and validate a YAML run config."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no config file at {path}")
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
+    except _DuplicateKeyError as err:
+        raise ValueError(f"{path}: {err}") from None
+    except yaml.YAMLError as err:
+        raise ValueError(f"{path}: not valid YAML ({err})") from err
+    return parse_config(data, str(path))
+
+
+def dump_config(config: RunConfig) -> str:
+    """The resolved config (every default filled in) as YAML."""
+    return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)

@@ -1,0 +1,126 @@
+"""Training opponents: a weighted mixture of agents, and a self-play pool of frozen snapshots.
+
+``MixtureOpponent`` is an ``Agent``: at every ``reset()`` (the single-agent env calls it at each
+episode start) it draws one member by weight and plays that member for the whole episode.
+
+``SelfPlayPool`` is the member behind ``agent: self``. The trainer saves a frozen copy of the policy
+into ``RUN_DIR/pool/`` every ``selfplay.snapshot_every`` steps (keeping the newest ``pool_size``).
+Each environment process re-reads the folder at episode start (cheap: a directory listing) and plays
+a snapshot drawn uniformly from it, loaded through the same weights-only loader as any checkpoint;
+until the first snapshot exists it plays ``fallback``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from agents.base import Agent
+from agents.learned import META_FILE, LearnedAgent, load_network
+from agents.registry import make_agent
+
+from .checkpoint import copy_checkpoint
+
+
+class MixtureOpponent:
+    """Plays one member per episode, drawn with probability proportional to its weight."""
+
+    def __init__(self, members: Sequence[Agent], weights: Sequence[float],
+                 seed: int | None = None) -> None:
+        if len(members) != len(weights) or not members:
+            raise ValueError(f"a mixture needs one weight per member, got {len(members)} members "
+                             f"and {len(weights)} weights")
+        w = np.asarray(weights, dtype=float)
+        if (w <= 0).any():
+            raise ValueError(f"mixture weights must be positive, got {list(weights)}")
+        self.members = list(members)
+        self.p = w / w.sum()
+        self.rng = np.random.default_rng(seed)
+        self.name = "mixture(" + ", ".join(getattr(m, "name", "?") for m in self.members) + ")"
+        self.current: Agent = self.members[0]
+        self.counts = np.zeros(len(self.members), dtype=int)  # episodes per member
+
+    def reset(self) -> None:
+        i = int(self.rng.choice(len(self.members), p=self.p))
+        self.counts[i] += 1
+        self.current = self.members[i]
+        self.current.reset()
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return self.current.act(observation, action_mask)
+
+
+class SelfPlayPool:
+    """Frozen snapshots of the learner read from ``pool_dir`` (see the module docstring)."""
+
+    name = "self"
+
+    def __init__(self, pool_dir: Path, fallback: Agent, seed: int | None = None,
+                 cache_size: int = 8) -> None:
+        self.pool_dir = Path(pool_dir)
+        self.fallback = fallback
+        self.rng = np.random.default_rng(seed)
+        self.cache: dict[str, LearnedAgent] = {}
+        self.cache_size = cache_size
+        self.current: Agent = fallback
+
+    def reset(self) -> None:
+        snapshots = pool_snapshots(self.pool_dir)
+        if not snapshots:
+            self.current = self.fallback
+        else:
+            path = snapshots[int(self.rng.integers(len(snapshots)))]
+            key = path.name
+            if key not in self.cache:
+                if len(self.cache) >= self.cache_size:
+                    self.cache.pop(next(iter(self.cache)))
+                net, meta = load_network(path)
+                features = bool(meta.get("arch_kwargs", {}).get("features"))
+                self.cache[key] = LearnedAgent(net, features, name=f"self:{key}")
+            self.current = self.cache[key]
+        self.current.reset()
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return self.current.act(observation, action_mask)
+
+
+def pool_snapshots(pool_dir: Path) -> list[Path]:
+    """The complete snapshots in a pool folder, oldest first (staging folders are not listed)."""
+    if not pool_dir.exists():
+        return []
+    return sorted(p for p in pool_dir.iterdir()
+                  if p.name.startswith("step_") and (p / META_FILE).exists())
+
+
+def add_snapshot(pool_dir: Path, checkpoint: Path, step: int, pool_size: int) -> Path:
+    """Copy ``checkpoint`` (policy and meta only) into the pool; drop the oldest beyond
+    ``pool_size``."""
+    target = pool_dir / f"step_{step:010d}"
+    staging = pool_dir / f".staging_{step:010d}"
+    staging.mkdir(parents=True, exist_ok=True)
+    copy_checkpoint(checkpoint, staging, names=("policy.safetensors",))
+    staging.rename(target)  # readers list only complete folders
+    for old in sorted(p for p in pool_dir.iterdir() if p.name.startswith("step_"))[:-pool_size]:
+        for f in old.iterdir():
+            f.unlink()
+        old.rmdir()
+    return target
+
+
+def build_opponent(specs: Sequence[tuple[str, float]], pool_dir: Path | None, fallback: str,
+                   seed: int) -> MixtureOpponent:
+    """The mixture for one environment: ``specs`` are (agent, weight) with agent a scripted level,
+    ``"self"``, ``"champion"`` or a checkpoint path."""
+    members: list[Agent] = []
+    for i, (spec, _) in enumerate(specs):
+        member_seed = seed * 1000 + i
+        if spec == "self":
+            if pool_dir is None:
+                raise ValueError("opponent 'self' needs a pool folder")
+            members.append(SelfPlayPool(pool_dir, make_agent(fallback, seed=member_seed),
+                                        seed=member_seed))
+        else:
+            members.append(make_agent(spec, seed=member_seed))
+    return MixtureOpponent(members, [w for _, w in specs], seed=seed)

@@ -1,0 +1,655 @@
+"""``crib train``: MaskablePPO or Deep Monte-Carlo against a weighted opponent mixture.
+
+``train.engine: fast`` (the default) steps all ``train.n_envs`` games in lockstep on the compiled
+core (``crib_env.vector``), every opponent acting for all the rows that face it in one call
+(``training.batch_opponents``); ``python`` runs one ``SingleAgentCribbageEnv`` per env (needed for
+an opponent that keeps memory, the expert). ``algo: ppo`` is MaskablePPO; ``algo: dmc`` is Deep
+Monte-Carlo (``training.dmc``), fast engine only.
+
+A run lives in ``OUTPUT_DIR/RUN_NAME/`` with ``RUN_NAME = {env}__{config}__{seed}__{time}``:
+
+* ``config.yaml`` - the resolved config (every default filled in);
+* ``tb/`` - TensorBoard events: SB3's own scalars (``rollout/``, ``train/``, ``time/``) next to
+  ``charts/SPS``, ``game/pegging_per_deal``, ``game/hand_per_deal``, ``game/crib_per_deal`` (the
+  learner's points per deal in training episodes), ``game/discard_regret`` and
+  ``eval/win_rate/<opponent>``, ``eval/points_per_game/<opponent>`` from the periodic evaluations;
+* ``latest/`` - the newest checkpoint (with optimizer and RNG state for ``--resume``);
+* ``best/`` - the checkpoint with the best evaluation so far (``eval.best_by``);
+* ``pool/`` - frozen snapshots for the ``self`` opponent;
+* ``evals.jsonl`` - one line per evaluation (what ``crib plot`` draws); ``summary.json``.
+
+``--resume`` continues the newest run of the same config name under the output folder from its
+``latest`` checkpoint: step count, optimizer state and RNG state carry on, up to the config's
+``train.total_timesteps``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import random
+import time
+from collections import deque
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.learned import LearnedAgent, load_network, resolve_checkpoint
+from crib_env.cards import N_CARDS
+
+from .checkpoint import (
+    atomic_write_text,
+    copy_checkpoint,
+    load_training_state,
+    rng_state,
+    save_checkpoint,
+    set_rng_state,
+)
+from .config import RunConfig, dump_config, load_config
+
+DEFAULT_OUTPUT = Path("checkpoints")
+BEAT_GREEDY = 0.57  # the win rate the issue asks of the champion against greedy
+
+
+def seed_everything(seed: int) -> None:
+    """The one place where the learner's generators are seeded (envs are seeded by the VecEnv)."""
+    random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 - SB3 draws its minibatches from the global generator
+    torch.manual_seed(seed)
+
+
+def make_env(rank: int, config: dict[str, Any], pool_dir: str | None):
+    """Build one training environment (runs inside the env process)."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    torch.set_num_threads(1)
+    from stable_baselines3.common.monitor import Monitor
+
+    from crib_env.single import SingleAgentCribbageEnv
+
+    from .policy import CardFeatureWrapper
+    from .selfplay import build_opponent
+
+    cfg = RunConfig.model_validate(config)
+    specs = [(o.agent, o.weight) for o in cfg.opponents]
+    opponent = build_opponent(specs, Path(pool_dir) if pool_dir else None, cfg.selfplay.fallback,
+                              seed=cfg.seed * 100 + rank)
+    env = SingleAgentCribbageEnv(opponent=opponent, seat=cfg.env.seat, reward=cfg.env.reward,
+                                 episode=cfg.env.episode, target_score=cfg.env.target_score)
+    return Monitor(CardFeatureWrapper(env, cfg.policy.features))
+
+
+def run_name(cfg: RunConfig) -> str:
+    return f"{cfg.env_id}__{cfg.name}__{cfg.seed}__{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+
+
+def find_run_to_resume(output_dir: Path, name: str) -> Path:
+    """The newest run folder under ``output_dir`` made by config ``name`` with a latest
+    checkpoint."""
+    candidates = []
+    if output_dir.exists():
+        for run in output_dir.iterdir():
+            parts = run.name.split("__")
+            if len(parts) == 4 and parts[1] == name and (run / "latest" / "meta.json").exists():
+                candidates.append(run)
+    if not candidates:
+        raise FileNotFoundError(f"--resume: no run of config {name!r} with a latest checkpoint "
+                                f"under {output_dir}")
+    return max(candidates, key=lambda p: p.name.split("__")[3])
+
+
+class Trainer:
+    """One run: builds the envs and the model, trains, evaluates, checkpoints.
+
+    The algorithm-specific parts (``PPOTrainer``, ``DMCTrainer``) build the learner and run its
+    loop; this class owns what they share: seeding, evaluation, checkpoints, the self-play pool
+    and the schedule of evaluations and snapshots between updates.
+    """
+
+    def __init__(self, cfg: RunConfig, run_dir: Path, resume: bool) -> None:
+        self.cfg = cfg
+        self.run_dir = run_dir
+        self.resume = resume
+        self.pool_dir = run_dir / "pool"
+        self.uses_pool = any(o.agent == "self" for o in cfg.opponents)
+        self.best_score: float | None = None
+        self.first_beat_greedy: dict[str, float] | None = None
+        self.wall_before = 0.0  # training seconds of earlier sessions of this run (resume)
+        self.last_eval: dict[str, Any] | None = None
+        self.self_slots = None  # fast engine: the self-play slots to refresh after a snapshot
+        self.timings = {"env": 0.0, "forward": 0.0, "update": 0.0}
+
+    # -- what an algorithm provides --
+
+    network: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    num_timesteps: int
+    n_updates: int
+    logger: Any
+
+    def build(self) -> None:
+        raise NotImplementedError
+
+    def learn(self, steps: int) -> None:
+        raise NotImplementedError
+
+    # -- set-up shared by the algorithms --
+
+    def env_seed(self) -> int:
+        """Fresh deals on resume, not a replay of step 0."""
+        return self.cfg.seed + (self.num_timesteps if self.resume else 0)
+
+    def fast_opponents(self) -> Any:
+        """The config's opponents as the vector env's batch mixture (``"random"`` alone runs
+        inside the compiled kernel)."""
+        from .batch_opponents import batch_mixture
+
+        cfg = self.cfg
+        specs = [(o.agent, o.weight) for o in cfg.opponents]
+        if [s for s, _ in specs] == ["random"]:
+            return "random"
+        members, self.self_slots = batch_mixture(
+            specs, self.pool_dir if self.uses_pool else None, cfg.selfplay.pool_size,
+            cfg.selfplay.fallback, seed=cfg.seed)
+        return members
+
+    def start_weights(self) -> None:
+        if self.resume:
+            self._restore(self.run_dir / "latest")
+        elif self.cfg.init_from:
+            net, _ = load_network(self.cfg.init_from)
+            self.network.load_state_dict(net.state_dict())
+
+    def _restore(self, folder: Path) -> None:
+        meta, optimizer, rng = load_training_state(folder)
+        if meta.get("arch") != self.cfg.policy.arch or \
+                meta.get("arch_kwargs") != self.cfg.policy.arch_kwargs():
+            raise ValueError(f"--resume: {folder} holds a {meta.get('arch')!r} network with "
+                             f"{meta.get('arch_kwargs')}, the config asks for "
+                             f"{self.cfg.policy.arch!r} with {self.cfg.policy.arch_kwargs()}")
+        net, _ = load_network(folder)
+        self.network.load_state_dict(net.state_dict())
+        self.optimizer.load_state_dict(optimizer)
+        training = meta["training"]
+        self.num_timesteps = int(training["num_timesteps"])
+        self.n_updates = int(training["n_updates"])
+        self.best_score = training.get("best_score")
+        self.first_beat_greedy = training.get("first_beat_greedy")
+        self.wall_before = float(training.get("wall_seconds", 0.0))
+        self.last_eval = meta.get("eval")
+        set_rng_state(rng)
+
+    # -- checkpoints and evaluation --
+
+    def save(self, folder: Path, with_state: bool = True) -> Path:
+        cfg = self.cfg
+        steps = self.num_timesteps
+        info = {
+            "name": f"{self.run_dir.name}@{steps}",
+            "run": self.run_dir.name,
+            "config": cfg.name,
+            "algo": cfg.algo,
+            "engine": cfg.train.engine,
+            "num_timesteps": steps,
+            "run_config": cfg.model_dump(mode="json"),
+            "training": {
+                "num_timesteps": steps,
+                "n_updates": self.n_updates,
+                "best_score": self.best_score,
+                "first_beat_greedy": self.first_beat_greedy,
+                "wall_seconds": round(self.wall_seconds(), 1),
+            },
+            "eval": self.last_eval,
+        }
+        return save_checkpoint(
+            folder, self.network, cfg.policy.arch, cfg.policy.arch_kwargs(), info,
+            optimizer=self.optimizer.state_dict() if with_state else None,
+            rng=rng_state() if with_state else None)
+
+    def wall_seconds(self) -> float:
+        return self.wall_before + (time.time() - self.started)
+
+    def out_of_time(self) -> bool:
+        """True once ``train.max_wall_seconds`` of training have passed."""
+        limit = self.cfg.train.max_wall_seconds
+        return limit is not None and self.wall_seconds() >= limit
+
+    def evaluate(self, games: int, progress: bool = False) -> dict[str, Any]:
+        from .evaluate import evaluate
+
+        agent = LearnedAgent(self.network, self.cfg.policy.features, name="learner")
+        was_training = self.network.training
+        results = {}
+        try:
+            for opponent in self.cfg.eval.opponents:
+                report = evaluate(agent, opponent, games=games, seed=self.cfg.eval.seed,
+                                  progress=progress)
+                results[opponent] = report.to_dict(volatile=False)
+        finally:
+            self.network.train(was_training)
+        return results
+
+    def periodic(self) -> None:
+        """Evaluate, log, checkpoint latest (and best)."""
+        cfg = self.cfg
+        logger = self.logger
+        steps = self.num_timesteps
+        started = time.time()
+        results = self.evaluate(cfg.eval.games)
+        self.eval_seconds += time.time() - started
+        for opponent, r in results.items():
+            logger.record(f"eval/win_rate/{opponent}", r["win_rate"])
+            logger.record(f"eval/points_per_game/{opponent}", r["points_per_game"])
+            regret = (r.get("discard_regret") or {}).get("agent")
+            if regret is not None:
+                logger.record("game/discard_regret", regret)
+        if cfg.eval.best_by == "mean":
+            score = float(np.mean([r["win_rate"] for r in results.values()]))
+        else:
+            score = results[cfg.eval.best_by]["win_rate"]
+        greedy = results.get("greedy")
+        if greedy and greedy["win_rate"] >= BEAT_GREEDY and self.first_beat_greedy is None:
+            self.first_beat_greedy = {"step": steps, "wall_seconds": round(self.wall_seconds(), 1)}
+        self.last_eval = {"step": steps, "score": score,
+                          "win_rate": {o: r["win_rate"] for o, r in results.items()}}
+        improved = self.best_score is None or score > self.best_score
+        if improved:
+            self.best_score = score
+        self.save(self.run_dir / "latest")
+        if improved:
+            copy_checkpoint(self.run_dir / "latest", self.run_dir / "best",
+                            names=("policy.safetensors",))
+        line = {"step": steps, "wall_seconds": round(self.wall_seconds(), 1), "score": score,
+                "best": improved, "results": results}
+        with open(self.run_dir / "evals.jsonl", "a", encoding="utf-8") as f:
+            f.write(json.dumps(line) + "\n")
+        logger.dump(steps)
+        self.print_progress(results)
+
+    def print_progress(self, results: dict[str, Any]) -> None:
+        rates = "  ".join(f"{o} {r['win_rate']:.1%}" for o, r in results.items())
+        print(f"step {self.num_timesteps:>10,}  {self.wall_seconds():7.0f} s  win rate: {rates}",
+              flush=True)
+
+    def snapshot(self) -> None:
+        from .selfplay import add_snapshot
+
+        staging = self.run_dir / ".snapshot"
+        self.save(staging, with_state=False)
+        add_snapshot(self.pool_dir, staging, self.num_timesteps, self.cfg.selfplay.pool_size)
+        if self.self_slots is not None:
+            self.self_slots.refresh()
+
+    # -- the schedule --
+
+    def schedule_from(self, steps: int) -> None:
+        """The first evaluation and snapshot due after ``steps``."""
+        self.next_eval = _next_multiple(steps, self.cfg.eval.every)
+        self.next_snapshot = _next_multiple(steps, self.cfg.selfplay.snapshot_every)
+
+    def between_updates(self) -> None:
+        """Snapshots and evaluations that fall due; called when the weights are those of every
+        step counted so far (after an update, before the next rollout)."""
+        steps = self.num_timesteps
+        if self.uses_pool and steps >= self.next_snapshot:
+            self.snapshot()
+            self.next_snapshot = _next_multiple(steps, self.cfg.selfplay.snapshot_every)
+        if steps >= self.next_eval:
+            self.periodic()
+            self.next_eval = _next_multiple(steps, self.cfg.eval.every)
+
+    def log_speed(self) -> None:
+        """Steps per second of this session, evaluations excluded, and where the time went."""
+        elapsed = time.time() - self.started - self.eval_seconds
+        steps = self.num_timesteps - self.steps_at_start
+        self.logger.record("charts/SPS", steps / elapsed if elapsed > 0 else 0.0)
+        for part, seconds in self.timings.items():
+            self.logger.record(f"time/{part}_seconds", seconds)
+
+    # -- the loop --
+
+    def train(self) -> None:
+        cfg = self.cfg
+        remaining = cfg.train.total_timesteps - self.num_timesteps
+        self.started = time.time()
+        self.eval_seconds = 0.0
+        self.steps_at_start = self.num_timesteps
+        self.schedule_from(self.num_timesteps)
+        if cfg.eval.at_start and self.num_timesteps == 0:
+            self.periodic()
+        if remaining > 0 and not self.out_of_time():
+            self.learn(remaining)
+        if self.uses_pool and not (self.pool_dir / f"step_{self.num_timesteps:010d}").exists():
+            self.snapshot()
+        if self.last_eval is None or self.last_eval["step"] != self.num_timesteps:
+            self.periodic()
+        self.close()
+
+    def close(self) -> None:
+        pass
+
+    def summary(self) -> dict[str, Any]:
+        seconds = time.time() - self.started
+        steps = self.num_timesteps - self.steps_at_start
+        training_seconds = seconds - self.eval_seconds
+        return {"run": self.run_dir.name, "algo": self.cfg.algo, "engine": self.cfg.train.engine,
+                "num_timesteps": self.num_timesteps,
+                "session_steps": steps, "session_seconds": round(seconds, 1),
+                "steps_per_second": round(steps / training_seconds, 1)
+                if training_seconds > 0 else None,
+                "time_split_seconds": {k: round(v, 1) for k, v in self.timings.items()},
+                "eval_seconds": round(self.eval_seconds, 1),
+                "wall_seconds": round(self.wall_seconds(), 1), "best_score": self.best_score,
+                "first_beat_greedy": self.first_beat_greedy, "last_eval": self.last_eval}
+
+
+class PPOTrainer(Trainer):
+    """MaskablePPO (sb3-contrib) on the fast vector env or on Python envs."""
+
+    def build(self) -> None:
+        from sb3_contrib import MaskablePPO
+        from stable_baselines3.common.logger import configure
+
+        from .policy import NetworkPolicy
+
+        cfg = self.cfg
+        torch.set_num_threads(cfg.train.torch_threads)
+        seed_everything(cfg.seed)
+        self.env = self._fast_env() if cfg.train.engine == "fast" else self._python_envs()
+        self.model = MaskablePPO(
+            NetworkPolicy, self.env, device="cpu", verbose=0, seed=None,
+            policy_kwargs={"arch": cfg.policy.arch, "arch_kwargs": cfg.policy.arch_kwargs()},
+            **cfg.ppo.model_dump())
+        self.model.set_logger(configure(str(self.run_dir / "tb"), ["tensorboard"]))
+        self.start_weights()
+        self.env.seed(self.env_seed())
+
+    def _fast_env(self):
+        from agents.learned import input_size, network_input_batch
+
+        from .fast_vec_env import FastVecEnv
+
+        cfg = self.cfg
+        features = cfg.policy.features
+
+        def inputs(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+            return network_input_batch(obs, masks, features)
+
+        return FastVecEnv(cfg.train.n_envs, opponent=self.fast_opponents(), seat=cfg.env.seat,
+                          reward=cfg.env.reward, episode=cfg.env.episode,
+                          target_score=cfg.env.target_score,
+                          obs_transform=inputs if features else None,
+                          obs_size=input_size(features))
+
+    def _python_envs(self):
+        from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+        cfg = self.cfg
+        config = cfg.model_dump(mode="json")
+        pool = str(self.pool_dir) if self.uses_pool else None
+        fns = [functools.partial(make_env, rank, config, pool) for rank in range(cfg.train.n_envs)]
+        vec_cls = SubprocVecEnv if cfg.train.vec_env == "subproc" and cfg.train.n_envs > 1 \
+            else DummyVecEnv
+        return vec_cls(fns)
+
+    @property
+    def network(self) -> torch.nn.Module:
+        return self.model.policy.network
+
+    @property
+    def optimizer(self) -> torch.optim.Optimizer:
+        return self.model.policy.optimizer
+
+    @property
+    def logger(self):
+        return self.model.logger
+
+    @property
+    def num_timesteps(self) -> int:
+        return self.model.num_timesteps
+
+    @num_timesteps.setter
+    def num_timesteps(self, value: int) -> None:
+        self.model.num_timesteps = value
+
+    @property
+    def n_updates(self) -> int:
+        return self.model._n_updates
+
+    @n_updates.setter
+    def n_updates(self, value: int) -> None:
+        self.model._n_updates = value
+
+    def learn(self, steps: int) -> None:
+        from stable_baselines3.common.callbacks import BaseCallback
+
+        trainer = self
+
+        class Callback(BaseCallback):
+            def _on_training_start(self) -> None:
+                self.stats: dict[str, list[float]] = {"pegging_per_deal": [], "hand_per_deal": [],
+                                                      "crib_per_deal": []}
+                self.rollout_started = time.time()
+
+            def _on_step(self) -> bool:
+                for info in self.locals.get("infos", ()):
+                    stats = info.get("deal_stats")
+                    if stats:
+                        for key in self.stats:
+                            self.stats[key].append(stats[key])
+                return not trainer.out_of_time()
+
+            def _on_rollout_start(self) -> None:
+                # The previous rollout's update is done here, so the weights saved and evaluated
+                # are those of every step counted so far.
+                if hasattr(self, "rollout_ended"):
+                    trainer.timings["update"] += time.time() - self.rollout_ended
+                trainer.between_updates()
+                self.rollout_started = time.time()
+
+            def _on_rollout_end(self) -> None:
+                self.rollout_ended = time.time()
+                trainer.timings["env"] += self.rollout_ended - self.rollout_started
+                trainer.log_speed()
+                for key, values in self.stats.items():
+                    if values:
+                        self.logger.record(f"game/{key}", float(np.mean(values)))
+                    values.clear()
+
+        self.model.learn(total_timesteps=steps, callback=Callback(), reset_num_timesteps=False,
+                         progress_bar=self.cfg.train.progress_bar, log_interval=1)
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class DMCTrainer(Trainer):
+    """Deep Monte-Carlo on the fast vector env (``training.dmc``)."""
+
+    def build(self) -> None:
+        from stable_baselines3.common.logger import configure
+
+        from agents.learned import build_network
+        from crib_env.vector import CribbageVectorEnv
+
+        cfg = self.cfg
+        torch.set_num_threads(cfg.train.torch_threads)
+        seed_everything(cfg.seed)
+        self.network = build_network(cfg.policy.arch, **cfg.policy.arch_kwargs())
+        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=cfg.dmc.learning_rate)
+        self.logger = configure(str(self.run_dir / "tb"), ["tensorboard"])
+        self.num_timesteps = 0
+        self.n_updates = 0
+        self.env = CribbageVectorEnv(cfg.train.n_envs, opponent=self.fast_opponents(),
+                                     seat=cfg.env.seat, reward="points", episode=cfg.env.episode,
+                                     target_score=cfg.env.target_score)
+        self.start_weights()
+
+    def learn(self, steps: int) -> None:
+        from agents.learned import network_input_batch
+
+        from .dmc import DealBuffer, SampleStore, choose, q_update
+
+        cfg = self.cfg
+        d = cfg.dmc
+        env = self.env
+        features = cfg.policy.features
+        rng = np.random.default_rng([cfg.seed, self.num_timesteps])
+        obs, info = env.reset(seed=self.env_seed())
+        masks = info["action_mask"]
+        width = network_input_batch(obs[:1], masks[:1], features).shape[1]
+        deals = DealBuffer.empty(env.num_envs, width)
+        store = SampleStore(width, d.samples_per_update)
+        end = self.num_timesteps + steps
+        margins: deque[float] = deque(maxlen=100)  # final margins of the latest training games
+        games = 0
+        progress = _progress(self.cfg.train.progress_bar, steps)
+        while self.num_timesteps < end and not self.out_of_time():
+            self.between_updates()
+            while not store.full() and self.num_timesteps < end:
+                t0 = time.time()
+                inputs = network_input_batch(obs, masks, features) if features else obs
+                with torch.inference_mode():
+                    self.network.eval()
+                    q = self.network(torch.from_numpy(inputs))[:, :N_CARDS].numpy()
+                t1 = time.time()
+                actions = choose(q, masks, d.epsilon, rng)
+                deals.record(inputs, masks, actions)
+                seats = env.seats.copy()  # a finished game's row is restarted with a new seat
+                obs, rewards, done, _, info = env.step(actions)
+                masks = info["action_mask"]
+                deals.reward(rewards)
+                ended = np.flatnonzero(info["_deal_points"])
+                if ended.size:
+                    store.add(*deals.close(ended, info["deal_points"][ended], seats[ended],
+                                           d.controllable_return))
+                for own, opp in info["final_scores"][done]:
+                    margins.append(float(own - opp))
+                    games += 1
+                self.num_timesteps += env.num_envs
+                progress.update(env.num_envs)
+                self.timings["forward"] += t1 - t0
+                self.timings["env"] += time.time() - t1
+            if store.size < d.batch_size:
+                break  # the budget ended before a full minibatch: nothing more to learn from
+            t0 = time.time()
+            stats = q_update(self.network, self.optimizer, store, d.batch_size, d.passes,
+                             d.max_grad_norm, rng)
+            self.timings["update"] += time.time() - t0
+            store.clear()
+            self.n_updates += 1
+            for key, value in stats.items():
+                self.logger.record(f"train/{key}", value)
+            self.logger.record("train/epsilon", d.epsilon)
+            self.logger.record("train/n_updates", self.n_updates)
+            if margins:
+                self.logger.record("rollout/ep_rew_mean", float(np.mean(margins)))
+                self.logger.record("rollout/games", games)
+            self.log_speed()
+            self.logger.dump(self.num_timesteps)
+        progress.close()
+
+
+def _next_multiple(steps: int, every: int) -> int:
+    """The first multiple of ``every`` above ``steps``."""
+    return (steps // every + 1) * every
+
+
+def _progress(enabled: bool, total: int):
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="step", unit_scale=True, disable=not enabled, leave=False,
+                dynamic_ncols=True)
+
+
+TRAINERS = {"ppo": PPOTrainer, "dmc": DMCTrainer}
+
+
+def _final_table(cfg: RunConfig, run_dir: Path, trainer: Trainer) -> list[dict[str, Any]]:
+    from rich.console import Console
+    from rich.table import Table
+
+    from .evaluate import evaluate
+
+    best = resolve_checkpoint(run_dir)
+    net, meta = load_network(best)
+    agent = LearnedAgent(net, bool(meta["arch_kwargs"].get("features")), name=best.name)
+    rows = []
+    table = Table(title=f"{run_dir.name}/{best.name} ({meta.get('num_timesteps')} steps), "
+                        f"{cfg.eval.final_games} games each, seed {cfg.eval.seed}")
+    for column in ("opponent", "win rate", "95% CI", "points/game", "95% CI"):
+        table.add_column(column, justify="right")
+    for opponent in cfg.eval.opponents:
+        r = evaluate(agent, opponent, games=cfg.eval.final_games, seed=cfg.eval.seed,
+                     progress=True)
+        rows.append(r.to_dict())
+        table.add_row(opponent, f"{r.win_rate:.1%}",
+                      f"{r.win_rate_ci95[0]:.1%} - {r.win_rate_ci95[1]:.1%}",
+                      f"{r.points_per_game:+.2f}",
+                      f"{r.points_per_game_ci95[0]:+.2f} - {r.points_per_game_ci95[1]:+.2f}")
+    Console().print(table)
+    return rows
+
+
+def _curve_table(run_dir: Path) -> None:
+    """The run's evaluations as a table: the learning curve, step by step."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from .plots import read_evals
+
+    evals = read_evals(run_dir)
+    opponents = sorted({o for line in evals for o in line["results"]})
+    table = Table(title=f"learning curve of {run_dir.name} (evaluations during training)")
+    for column in ("step", "minutes", *(f"vs {o}" for o in opponents), "best"):
+        table.add_column(column, justify="right")
+    for line in evals:
+        rates = [f"{line['results'][o]['win_rate']:.1%}" if o in line["results"] else ""
+                 for o in opponents]
+        table.add_row(f"{line['step']:,}", f"{line['wall_seconds'] / 60:.1f}", *rates,
+                      "*" if line.get("best") else "")
+    Console().print(table)
+
+
+def train(cfg: RunConfig, output_dir: Path | None = None, resume: bool = False) -> Path:
+    """Run (or resume) training for ``cfg``; returns the run folder."""
+    from .checkpoint import check_init_from, check_resume
+
+    output_dir = Path(output_dir) if output_dir is not None else DEFAULT_OUTPUT
+    arch, arch_kwargs = cfg.policy.arch, cfg.policy.arch_kwargs()
+    # the checkpoint to start from is checked before anything of the run is written
+    if resume:
+        run_dir = find_run_to_resume(output_dir, cfg.name)
+        check_resume(run_dir / "latest", arch, arch_kwargs)
+    else:
+        if cfg.init_from:
+            check_init_from(cfg.init_from, arch, arch_kwargs)
+        run_dir = output_dir / run_name(cfg)
+        run_dir.mkdir(parents=True, exist_ok=False)
+    atomic_write_text(run_dir / "config.yaml", dump_config(cfg))
+    trainer = TRAINERS[cfg.algo](cfg, run_dir, resume)
+    trainer.build()
+    trainer.train()
+    summary = trainer.summary()
+    if cfg.eval.final_games:
+        _curve_table(run_dir)
+        summary["final"] = _final_table(cfg, run_dir, trainer)
+    atomic_write_text(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    return run_dir
+
+
+def train_command(config: Path, output_dir: Path | None = None, resume: bool = False) -> Path:
+    """``crib train``: load and validate the config, train, say where everything is."""
+    cfg = load_config(config)
+    run_dir = train(cfg, output_dir=output_dir, resume=resume)
+    best = run_dir / "best" if (run_dir / "best").exists() else run_dir / "latest"
+    print(f"run:         {run_dir}")
+    print(f"checkpoint:  {best}   (crib evaluate --agent {best})")
+    where = "" if output_dir is None else f" --output-dir {output_dir}"
+    print(f"latest:      {run_dir / 'latest'}   (crib train --config {config}{where} --resume)")
+    print(f"tensorboard: tensorboard --logdir {run_dir / 'tb'}")
+    print(f"curves:      crib plot {run_dir}")
+    return run_dir
