@@ -75,7 +75,8 @@ steps and agents: treat them as read-only.
 
 ### Version history
 
-- v0: initial release.
+- v0: initial release. `reward="winprob"` was added later as a new mode; the observation and the
+  existing rewards are unchanged, so the version stays v0.
 """
 
 from __future__ import annotations
