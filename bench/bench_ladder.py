@@ -26,7 +26,7 @@ from agents import make_agent  # noqa: E402
 from crib_env.game import Game  # noqa: E402
 from crib_env.observation import encode  # noqa: E402
 
-#: published expert figures, points per deal (shared/RULES.md)
+#: published expert figures, points per deal (docs/RULES.md section 13)
 REFERENCE = {"pone": {"pegging": 2.0, "hand": 8.1, "crib": 0.0},
              "dealer": {"pegging": 3.5, "hand": 8.0, "crib": 4.7}}
 

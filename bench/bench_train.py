@@ -85,6 +85,7 @@ def bench_config(base: dict[str, Any], engine: str, steps: int, sets: list[str])
         set_key(data, assignment)
     evaluation = data.setdefault("eval", {})
     evaluation.update(every=10 * steps + 10**9, final_games=0, at_start=False)
+    data["train"]["save_every"] = 10 * steps + 10**9  # time training only, no checkpoint saves
     return data
 
 

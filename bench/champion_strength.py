@@ -1,6 +1,6 @@
 """How strong the shipped champion is: win rate and points per game with 95% intervals against the
 scripted levels, and its points per deal by role next to the published expert figures
-(shared/RULES.md: pone about 10 = pegging 2.0 + hand 8.1; dealer about 16 = pegging 3.5 +
+(docs/RULES.md section 13: pone about 10 = pegging 2.0 + hand 8.1; dealer about 16 = pegging 3.5 +
 hand 8.0 + crib 4.7).
 
     .venv/bin/python bench/champion_strength.py --games 2000 --workers 2 --opponents greedy standard

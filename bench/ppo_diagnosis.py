@@ -198,6 +198,7 @@ def run_variant(base: dict[str, Any], name: str, changes: list[str], steps: int,
     for assignment in changes:
         set_key(data, assignment)
     data.setdefault("eval", {}).update(every=10 * steps + 10**9, final_games=0, at_start=False)
+    data.setdefault("train", {})["save_every"] = 10 * steps + 10**9  # no checkpoint saves
     cfg = parse_config(data, name)
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"

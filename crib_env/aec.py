@@ -12,7 +12,7 @@
 | Observation shape  | (687,) float32, plus an action mask of shape (52,) int8       |
 | Observation values | [0, 1]                                                        |
 
-The rules are those of `shared/RULES.md`, enforced by `crib_env.game.Game`.
+The rules are those of `docs/RULES.md`, enforced by `crib_env.game.Game`.
 
 ### Turns and actions
 

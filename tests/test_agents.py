@@ -1,4 +1,4 @@
-"""The scripted agents: legal moves only, observation only, and the tactics RULES.md describes."""
+"""The scripted agents: legal moves only, observation only, the tactics of docs/RULES.md section 14."""
 
 from __future__ import annotations
 
@@ -222,7 +222,7 @@ def test_pone_sure_to_count_out_plays_only_to_deny_the_dealer():
 
 def test_win_table_first_dealer_edge_and_symmetry():
     table = win_table(121)
-    assert 0.53 < table[0, 0, 1] < 0.58  # RULES.md: the first dealer wins about 55%
+    assert 0.53 < table[0, 0, 1] < 0.58  # docs/RULES.md section 13: the first dealer wins about 55%
     assert table[0, 0, 1] + table[0, 0, 0] == pytest.approx(1.0)
     assert table[100, 60, 1] + table[60, 100, 0] == pytest.approx(1.0)
     assert table[110, 100, 0] > table[100, 100, 0] > table[100, 110, 0]

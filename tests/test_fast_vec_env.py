@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.utils import get_action_masks
 
-pytest.importorskip("sb3_contrib")
-
-from sb3_contrib import MaskablePPO  # noqa: E402
-from sb3_contrib.common.maskable.utils import get_action_masks  # noqa: E402
-
-from crib_env.observation import OBS_SIZE, decode  # noqa: E402
-from training.fast_vec_env import FastVecEnv  # noqa: E402
+from crib_env.observation import OBS_SIZE, decode
+from training.fast_vec_env import FastVecEnv
 
 
 def test_maskable_ppo_learns_a_few_steps_on_the_fast_vec_env():

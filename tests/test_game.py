@@ -1,4 +1,4 @@
-"""The rules engine (crib_env.game) on constructed deals: RULES.md sections 1-7, 10, 11, 14.
+"""The rules engine (crib_env.game) on constructed deals: docs/RULES.md sections 3-6, 8-10.
 
 Every deal below is scripted by player: with ``first_dealer=0`` player 0 deals and player 1 (pone)
 leads. Card-by-card comments give the running count.

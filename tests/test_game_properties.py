@@ -75,7 +75,7 @@ def check_observation(game: Game, player: int) -> None:
 
 
 def expected_next_mover(mover: int, after: Game) -> int:
-    """Who must move after ``mover`` laid a card (RULES.md 4-6), from the state after the move."""
+    """Who must move after ``mover`` laid a card (docs/RULES.md section 6), from the state after the move."""
     other = 1 - mover
     if not after.sequence:  # the count restarted (31 or a go): the other player leads if they can
         return other if after.hands[other] else mover

@@ -131,3 +131,73 @@ def test_act_batch_chooses_what_act_chooses_row_by_row(arch, kwargs):
     single = [agent.act(o, m) for o, m in zip(observations, masks, strict=True)]
     assert batch.tolist() == single
     assert all(m[c] for m, c in zip(masks, batch, strict=True))
+
+
+def _all_tokens_forward(net, x: torch.Tensor) -> torch.Tensor:
+    """The card network computed over all 52 card tokens, unseen ones included: the reference
+    for ``CardNet.forward``, which encodes only the cards the player has seen."""
+    from agents.learned import CARD_SETS, SCALAR_SLICES
+    from crib_env.observation import MAX_SEQUENCE, OBS_SIZE, SLICES
+
+    batch = x.shape[0]
+    obs = x[:, :OBS_SIZE]
+    sets = torch.stack([obs[:, SLICES[name]] for name in CARD_SETS], dim=2)
+    seq = obs[:, SLICES["sequence"]].reshape(batch, MAX_SEQUENCE, 52).transpose(1, 2)
+    unseen = 1.0 - (sets.sum(2) + seq.sum(2)).clamp(max=1.0)
+    ident = torch.cat([net.rank_embed(net.rank_id), net.suit_embed(net.suit_id),
+                       net.value[:, None]], dim=1).expand(batch, -1, -1)
+    parts = [sets, seq, unseen[..., None], ident]
+    feats = x[:, OBS_SIZE:].reshape(batch, 52, -1) if net.features else None
+    if feats is not None:
+        parts.append(feats)
+    tokens = net.token(torch.cat(parts, dim=2))
+
+    def pool(weight):
+        return (tokens * weight[..., None]).sum(1) / (weight.sum(1, keepdim=True) + 1.0)
+
+    pools = [pool(sets[..., 0]), pool(seq.sum(2)), pool(sets[..., 3] + sets[..., 4]),
+             pool(sets[..., 1] + sets[..., 2])]
+    scalars = torch.cat([obs[:, SLICES[name]] for name in SCALAR_SLICES], dim=1)
+    ctx = net.context(torch.cat([scalars, *pools], dim=1))
+    logits = net.logit_out(torch.relu(net.logit_token(tokens)
+                                      + net.logit_context(ctx)[:, None, :])).squeeze(2)
+    if feats is not None:
+        logits = logits + net.feature_logit(feats).squeeze(2)
+    return torch.cat([logits, net.value_head(ctx)], dim=1)
+
+
+@pytest.mark.parametrize("features", [True, False])
+def test_card_network_over_known_cards_equals_all_52_tokens(features):
+    from agents.learned import network_input_batch
+    from crib_env.vector import CribbageVectorEnv
+
+    env = CribbageVectorEnv(64, opponent="random")
+    obs, info = env.reset(seed=11)
+    masks, rows, legal = info["action_mask"], [], []
+    rng = np.random.default_rng(0)
+    for _ in range(60):  # whole deals: discards, play, every count and sequence length
+        rows.append(network_input_batch(obs, masks, features))
+        legal.append(masks.astype(bool))
+        obs, _, _, _, _ = env.step(np.argmax(np.where(masks > 0, rng.random(masks.shape), -1), 1))
+        masks = env.action_masks()
+    x, legal = torch.from_numpy(np.concatenate(rows)), torch.from_numpy(np.concatenate(legal))
+    torch.manual_seed(0)
+    net = build_network("cards", features=features, prior=features)
+    with torch.no_grad():
+        fast, reference = net(x), _all_tokens_forward(net, x)
+    # legal logits agree (the prior's are in the hundreds, hence the tolerance) and so do values
+    assert torch.allclose(fast[:, :52][legal], reference[:, :52][legal], rtol=1e-5, atol=1e-4)
+    assert torch.allclose(fast[:, 52], reference[:, 52], rtol=1e-5, atol=1e-5)
+    assert torch.equal(torch.where(legal, fast[:, :52], -torch.inf).argmax(1),
+                       torch.where(legal, reference[:, :52], -torch.inf).argmax(1))
+    # only cards the player has not seen carry the never-chosen logit (a row with fewer known
+    # cards than the batch's most computes a few unseen ones too), and every seen card a real one
+    from agents.learned import UNSEEN_LOGIT
+    from crib_env.observation import decode
+
+    for row, logits in zip(x[:200].numpy(), fast[:200, :52], strict=True):
+        view = decode(row[:len(row) - (52 * 12 if features else 0)])
+        unseen = torch.zeros(52, dtype=torch.bool)
+        unseen[list(view.unseen)] = True
+        assert not (logits == UNSEEN_LOGIT)[~unseen].any()
+        assert (logits == UNSEEN_LOGIT).sum() >= 52 - 11

@@ -1,4 +1,4 @@
-"""Show and pegging scoring (RULES.md sections 8, 12, 13 and the worked cases)."""
+"""Show and pegging scoring (docs/RULES.md sections 7, 8 and the worked cases of section 11)."""
 
 from __future__ import annotations
 
@@ -281,7 +281,7 @@ def test_without_a_starter_errors_name_the_hand():
 
 
 # ---------------------------------------------------------------------------------------------
-# Exact distributions over all 12,994,800 hand + starter combinations (RULES.md)
+# Exact distributions over all 12,994,800 hand + starter combinations (docs/RULES.md section 12)
 
 HAND_DISTRIBUTION = (
     "0:1009008 1:99792 2:2813796 3:505008 4:2855676 5:697508 6:1800268 7:751324 8:1137236 "

@@ -127,11 +127,24 @@ def test_works_under_subproc_vec_env():
     try:
         vec.seed(0)
         observations = vec.reset()
-        assert observations.shape == (2, vec.observation_space.shape[0])
-        for _ in range(40):
+        # The same two envs in this process, seeded as SB3 seeds them (seed + index), must see
+        # the same observations, rewards and episode ends step for step, auto-resets included.
+        local = [_make_env() for _ in range(2)]
+        expected = np.stack([env.reset(seed=i)[0] for i, env in enumerate(local)])
+        np.testing.assert_array_equal(observations, expected)
+        episodes_ended = 0
+        for _ in range(60):
             masks = np.stack(vec.env_method("action_masks"))
             actions = [int(np.flatnonzero(m)[0]) for m in masks]
             observations, rewards, dones, infos = vec.step(np.array(actions))
-        assert observations.shape[0] == 2
+            for i, env in enumerate(local):
+                obs, reward, terminated, truncated, _ = env.step(actions[i])
+                assert reward == rewards[i] and (terminated or truncated) == dones[i]
+                if dones[i]:
+                    np.testing.assert_array_equal(infos[i]["terminal_observation"], obs)
+                    obs, _ = env.reset()
+                    episodes_ended += 1
+                np.testing.assert_array_equal(observations[i], obs)
+        assert episodes_ended >= 2
     finally:
         vec.close()

@@ -10,10 +10,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 import yaml
 from typer.testing import CliRunner
 
-from agents.learned import CheckpointError, load_learned_agent, load_network
+from agents.learned import (
+    ACTION_N,
+    CheckpointError,
+    load_learned_agent,
+    load_network,
+    network_input,
+)
 from agents.registry import make_agent
 from crib_env.game import Game
 from crib_env.observation import OBS_SIZE, OBSERVATION_VERSION, encode
@@ -119,6 +126,9 @@ def test_checkpoint_round_trips_and_plays(run):
     latest = run["run"] / "latest"
     net, meta = load_network(latest)
     assert meta["num_timesteps"] == 512
+    # the commit that trained it (this checkout's), for reproducing a shipped checkpoint
+    assert re.fullmatch(r"[0-9a-f]{40}", meta["code"]["commit"])
+    assert isinstance(meta["code"]["dirty"], bool)
     _, optimizer, rng = load_training_state(latest)
     assert optimizer["state"] and "torch" in rng
     agent = make_agent(str(latest), seed=0)  # the path crib evaluate --agent takes
@@ -130,10 +140,20 @@ def test_checkpoint_round_trips_and_plays(run):
             int(np.flatnonzero(mask)[0])
         assert mask[card] == 1
         game.step(card)
-    # the same weights give the same logits after a reload
-    again = load_learned_agent(run["run"], seed=0)  # a run folder resolves to its best
-    obs, mask = encode(Game(seed=5), 1), Game(seed=5).legal_mask()
-    assert again.act(obs, mask) in np.flatnonzero(mask)
+    # a run folder resolves to its best, and the reloaded network gives the saved one's numbers
+    again = load_learned_agent(run["run"], seed=0)
+    saved, _ = load_network(run["run"] / "best")
+    games = [Game(seed=s) for s in range(8)]
+    observations = [encode(g, g.to_move) for g in games]
+    masks = [g.legal_mask() for g in games]
+    rows = torch.from_numpy(np.stack([network_input(obs, mask, again.features)
+                                      for obs, mask in zip(observations, masks, strict=True)]))
+    with torch.no_grad():
+        logits = saved(rows)[:, :ACTION_N]
+        assert torch.equal(again.net(rows), saved(rows))
+    for obs, mask, game_logits in zip(observations, masks, logits, strict=True):
+        legal = np.flatnonzero(mask)
+        assert again.act(obs, mask) == legal[int(torch.argmax(game_logits[legal]))]
 
 
 def test_evaluate_command_plays_a_checkpoint(run, tmp_path):

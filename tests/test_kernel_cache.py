@@ -1,0 +1,39 @@
+"""The compiled-kernel cache can never run stale code after an edit to a table it freezes."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# 5H 5S 5D JC with the 5C starter: the 29 hand. fast.show_points reads scoring.RANK_POINTS, a table
+# from another file that numba freezes into the compiled kernel.
+PROBE = """
+import crib_env.fast as fast
+from crib_env.cards import parse_card, parse_cards
+bits = 0
+for c in parse_cards("5H 5S 5D JC"):
+    bits |= 1 << c
+print(fast.show_points(bits, parse_card("5C"), False))
+"""
+
+
+def _run(tree: Path) -> int:
+    out = subprocess.run([sys.executable, "-c", PROBE], cwd=tree, capture_output=True, text=True,
+                         env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"}, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return int(out.stdout.split()[-1])
+
+
+def test_editing_a_frozen_table_in_another_file_recompiles(tmp_path):
+    for package in ("crib_env", "agents"):
+        shutil.copytree(ROOT / package, tmp_path / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    assert _run(tmp_path) == 29
+    assert list((tmp_path / "crib_env" / "__pycache__").glob("fast.*.nbi")), "no kernel cached"
+    assert _run(tmp_path) == 29  # from the cache
+    # Make every pair worth nothing: an edit in scoring.py, not in fast.py where the kernel lives.
+    scoring = tmp_path / "crib_env" / "scoring.py"
+    scoring.write_text(scoring.read_text() + "\nRANK_POINTS[:] = 0\n")
+    assert _run(tmp_path) == 1  # only his nobs is left
