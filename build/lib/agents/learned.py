@@ -87,6 +87,15 @@ def network_input_batch(observations: np.ndarray, action_masks: np.ndarray,
 # Networks
 
 
+#: the logit of a card the player cannot see (never legal: every legal card is in the hand)
+UNSEEN_LOGIT = -1e9
+
+
+def _take_cards(per_card: torch.Tensor, slot: torch.Tensor) -> torch.Tensor:
+    """Rows ``slot`` (B, K) of a per-card tensor (B, 52, F): (B, K, F)."""
+    return torch.gather(per_card, 1, slot[..., None].expand(-1, -1, per_card.shape[2]))
+
+
 class CardNet(nn.Module):
     """A policy built for cards: every card id is a token.
 
@@ -144,14 +153,21 @@ class CardNet(nn.Module):
         sets = torch.stack([obs[:, SLICES[name]] for name in CARD_SETS], dim=2)  # (B, 52, 5)
         seq = obs[:, SLICES["sequence"]].reshape(batch, MAX_SEQUENCE, N_CARDS).transpose(1, 2)
         unseen = 1.0 - (sets.sum(2) + seq.sum(2)).clamp(max=1.0)
+        # An unseen card's token reaches no pool and its logit is never legal (legal cards are in
+        # the hand), so only the known cards are encoded (at most 11 of the 52: own six, the
+        # starter, the opponent's four played): the same function on every legal logit and the
+        # value, at well under half the work.
+        n_known = max(1, int((unseen < 0.5).sum(1).max()))
+        slot = torch.argsort(unseen, dim=1, stable=True)[:, :n_known]  # (B, K): known cards first
+        sets, seq, unseen = (_take_cards(t, slot) for t in (sets, seq, unseen[..., None]))
         ident = torch.cat([self.rank_embed(self.rank_id), self.suit_embed(self.suit_id),
-                           self.value[:, None]], dim=1).expand(batch, -1, -1)
-        parts = [sets, seq, unseen[..., None], ident]
+                           self.value[:, None]], dim=1)[slot]
+        parts = [sets, seq, unseen, ident]
         feats = None
         if self.features:
-            feats = x[:, OBS_SIZE:].reshape(batch, N_CARDS, N_CARD_FEATURES)
+            feats = _take_cards(x[:, OBS_SIZE:].reshape(batch, N_CARDS, N_CARD_FEATURES), slot)
             parts.append(feats)
-        tokens = self.token(torch.cat(parts, dim=2))  # (B, 52, H)
+        tokens = self.token(torch.cat(parts, dim=2))  # (B, K, H)
 
         def pool(weight: torch.Tensor) -> torch.Tensor:
             return (tokens * weight[..., None]).sum(1) / (weight.sum(1, keepdim=True) + 1.0)
@@ -162,9 +178,11 @@ class CardNet(nn.Module):
         scalars = torch.cat([obs[:, SLICES[name]] for name in SCALAR_SLICES], dim=1)
         ctx = self.context(torch.cat([scalars, *pools], dim=1))
         hidden = torch.relu(self.logit_token(tokens) + self.logit_context(ctx)[:, None, :])
-        logits = self.logit_out(hidden).squeeze(2)
+        known_logits = self.logit_out(hidden).squeeze(2)
         if feats is not None:
-            logits = logits + self.feature_logit(feats).squeeze(2)
+            known_logits = known_logits + self.feature_logit(feats).squeeze(2)
+        logits = torch.full((batch, N_CARDS), UNSEEN_LOGIT, dtype=known_logits.dtype,
+                            device=known_logits.device).scatter(1, slot, known_logits)
         return torch.cat([logits, self.value_head(ctx)], dim=1)
 
 

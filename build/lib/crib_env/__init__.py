@@ -6,8 +6,12 @@ function of the contract) is loaded on first use of ``crib_env.env`` / ``crib_en
 the core can be used without gymnasium or pettingzoo installed.
 """
 
-from .cards import card_str, parse_card, parse_cards
-from .scoring import hand_events, play_events, score_hand, score_play
+from .kernel_cache import invalidate_stale_kernels
+
+invalidate_stale_kernels()
+
+from .cards import card_str, parse_card, parse_cards  # noqa: E402
+from .scoring import hand_events, play_events, score_hand, score_play  # noqa: E402
 
 __all__ = ["card_str", "parse_card", "parse_cards", "score_hand", "score_play", "hand_events",
            "play_events", "env", "raw_env", "SingleAgentCribbageEnv"]

@@ -12,7 +12,7 @@
 | Observation shape  | (687,) float32, plus an action mask of shape (52,) int8       |
 | Observation values | [0, 1]                                                        |
 
-The rules are those of `shared/RULES.md`, enforced by `crib_env.game.Game`.
+The rules are those of `docs/RULES.md`, enforced by `crib_env.game.Game`.
 
 ### Turns and actions
 
@@ -75,7 +75,8 @@ steps and agents: treat them as read-only.
 
 ### Version history
 
-- v0: initial release.
+- v0: initial release. `reward="winprob"` was added later as a new mode; the observation and the
+  existing rewards are unchanged, so the version stays v0.
 """
 
 from __future__ import annotations

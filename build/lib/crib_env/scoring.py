@@ -1,8 +1,8 @@
 """Show and pegging scoring, with the named events behind every score.
 
-Show (four cards + starter, RULES.md section 12): fifteens 2 each, pairs 2 each (three of a kind 6,
+Show (four cards + starter, docs/RULES.md section 8): fifteens 2 each, pairs 2 each (three of a kind 6,
 four 12), every longest run one point per card, flush 4 (hand only) or 5 (all five cards; the only
-flush a crib scores), nobs 1. Pegging (section 8): the card just laid scores 15 (2), 31 (2), pairs
+flush a crib scores), nobs 1. Pegging (section 7): the card just laid scores 15 (2), 31 (2), pairs
 (2 / 6 / 12 for an unbroken same-rank tail) and the longest run of the last n >= 3 cards.
 
 Fast paths: fifteens, pairs and runs depend only on the five ranks, so they are read from

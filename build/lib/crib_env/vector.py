@@ -365,9 +365,9 @@ class CribbageVectorEnv(VectorEnv):
         final_obs = np.zeros((n, OBS_SIZE), dtype=np.float32)  # calloc: untouched pages cost nothing
         final_scores = np.zeros((n, 2), dtype=np.int64)
         _finish(self.state, self.seats, self._before, REWARD_MODES.index(self.reward_mode),
-                self._phi, self._potential, self.target_score, self.episode == "deal", self._seat_mode, self._opp_random,
-                self.opponent_ids, self._cumulative, self._deal_points, self._deal_ended,
-                rewards, done, final_obs, final_scores)
+                self._phi, self._potential, self.target_score, self.episode == "deal",
+                self._seat_mode, self._opp_random, self.opponent_ids, self._cumulative,
+                self._deal_points, self._deal_ended, rewards, done, final_obs, final_scores)
         if done.any():
             self._play_opponent()  # an opponent who moves first in a restarted game
         _observe_all(self.state, self.seats, self._obs, self._masks)

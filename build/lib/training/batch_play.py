@@ -50,10 +50,13 @@ def _start_scripted_deal(S: np.ndarray, b: int, deal: ScriptedDeal) -> None:
 
 
 def play_games(agent: Any, opponent: Any, plans: Sequence[GamePlan],
-               target: int = DEFAULT_TARGET) -> list[Game]:
+               target: int = DEFAULT_TARGET,
+               trace: list[list[int]] | None = None) -> list[Game]:
     """Play the games of ``plans`` together (see the module docstring); both agents must be
     stateless. Returns the finished games in plan order. An illegal card raises ``ValueError``
-    naming the side and the game."""
+    naming the side and the game. ``trace``, if given, is filled with one list per plan: every
+    card played or discarded in that game, in order (what ``training.record`` replays; the
+    returned games keep no log)."""
     for side, player in (("agent", agent), ("opponent", opponent)):
         if not is_stateless(player):
             raise ValueError(f"{side} {getattr(player, 'name', player)!r} keeps memory between "
@@ -76,6 +79,8 @@ def play_games(agent: Any, opponent: Any, plans: Sequence[GamePlan],
     masks = np.zeros((n, N_CARDS), dtype=np.int8)
     actions = np.empty(n, dtype=np.int64)
     errors = np.zeros(n, dtype=np.int64)
+    if trace is not None:
+        trace[:] = [[] for _ in plans]
     while True:
         for b in np.flatnonzero(S[:, fast.PHASE] >= fast.P_DEAL_OVER):
             if games[b] is not None:
@@ -109,6 +114,9 @@ def play_games(agent: Any, opponent: Any, plans: Sequence[GamePlan],
         fast.step_batch(S, actions, errors)
         errors[negative] = fast.ERR_NOT_LEGAL
         bad = np.flatnonzero(errors)
+        if trace is not None and not bad.size:
+            for b, card in zip(live.tolist(), actions[live].tolist(), strict=True):
+                trace[b].append(card)
         if bad.size:
             b = int(bad[0])
             side = "agent" if movers[b] == agent_seats[b] else "opponent"

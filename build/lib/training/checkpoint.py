@@ -1,9 +1,10 @@
 """Writing and resuming checkpoints (the folder format is described in ``agents.learned``).
 
-Every file is written to a temporary name in the same folder and moved into place with
-``os.replace`` (atomic on POSIX and Windows), and ``meta.json`` - which records the SHA-256 of the
-other files - is written last. A reader therefore sees either the old checkpoint or the new one; a
-crash between files leaves hashes that do not match, which the loader reports instead of loading.
+A checkpoint folder is replaced as a whole (``training.files.replace_folder``): all its files are
+written into a hidden staging folder, then that folder is swapped with the old one in one atomic
+step. A reader (or a ``--resume`` after a kill at any moment) therefore sees the old checkpoint or
+the new one, never a mix; ``meta.json`` still records the SHA-256 of the other files, so a folder
+damaged some other way is reported instead of loaded.
 
 For ``--resume`` a checkpoint also holds ``optimizer.pt`` (the optimizer's state dict: tensors and
 numbers only, read back with ``torch.load(weights_only=True)``) and ``rng.json`` (the Python, NumPy
@@ -14,10 +15,8 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import random
 import shutil
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -42,25 +41,10 @@ from agents.learned import (
 )
 from crib_env.observation import OBS_SIZE, OBSERVATION_VERSION
 
+from .files import replace_folder
+
 OPTIMIZER_FILE = "optimizer.pt"
 RNG_FILE = "rng.json"
-
-
-def _atomic_write(path: Path, write) -> None:
-    """Call ``write(tmp_path)`` then move the temporary file onto ``path`` atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    _atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def rng_state() -> dict[str, Any]:
@@ -103,44 +87,52 @@ def set_rng_state(state: dict[str, Any]) -> None:
 def save_checkpoint(folder: Path, net: nn.Module, arch: str, arch_kwargs: dict[str, Any],
                     info: dict[str, Any], optimizer: dict[str, Any] | None = None,
                     rng: dict[str, Any] | None = None) -> Path:
-    """Write a checkpoint folder; ``info`` (plain JSON values) is merged into ``meta.json``."""
+    """Write (or replace, as a whole) a checkpoint folder; ``info`` (plain JSON values) is merged
+    into ``meta.json``."""
     from safetensors.torch import save_file
 
-    folder = Path(folder)
     state = {k: v.detach().cpu().contiguous() for k, v in net.state_dict().items()}
-    files = [POLICY_FILE]
-    _atomic_write(folder / POLICY_FILE, lambda tmp: save_file(state, str(tmp)))
-    if optimizer is not None:
-        _atomic_write(folder / OPTIMIZER_FILE, lambda tmp: torch.save(optimizer, tmp))
-        files.append(OPTIMIZER_FILE)
-    if rng is not None:
-        atomic_write_text(folder / RNG_FILE, json.dumps(rng))
-        files.append(RNG_FILE)
-    meta = {
-        "format": CHECKPOINT_FORMAT,
-        "format_version": CHECKPOINT_FORMAT_VERSION,
-        "observation_version": OBSERVATION_VERSION,
-        "obs_size": OBS_SIZE,
-        "action_n": ACTION_N,
-        "arch": arch,
-        "arch_kwargs": arch_kwargs,
-        "features_version": FEATURES_VERSION if arch_kwargs.get("features") else None,
-        "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        **info,
-        "sha256": {name: sha256_file(folder / name) for name in files},
-    }
-    atomic_write_text(folder / META_FILE, json.dumps(meta, indent=2, sort_keys=True) + "\n")
-    return folder
+
+    def fill(staging: Path) -> None:
+        files = [POLICY_FILE]
+        save_file(state, str(staging / POLICY_FILE))
+        if optimizer is not None:
+            torch.save(optimizer, staging / OPTIMIZER_FILE)
+            files.append(OPTIMIZER_FILE)
+        if rng is not None:
+            (staging / RNG_FILE).write_text(json.dumps(rng), encoding="utf-8")
+            files.append(RNG_FILE)
+        meta = {
+            "format": CHECKPOINT_FORMAT,
+            "format_version": CHECKPOINT_FORMAT_VERSION,
+            "observation_version": OBSERVATION_VERSION,
+            "obs_size": OBS_SIZE,
+            "action_n": ACTION_N,
+            "arch": arch,
+            "arch_kwargs": arch_kwargs,
+            "features_version": FEATURES_VERSION if arch_kwargs.get("features") else None,
+            "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            **info,
+            "sha256": {name: sha256_file(staging / name) for name in files},
+        }
+        (staging / META_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n",
+                                         encoding="utf-8")
+
+    return replace_folder(Path(folder), fill)
 
 
 def copy_checkpoint(source: Path, target: Path, names: tuple[str, ...] | None = None) -> None:
-    """Copy a checkpoint folder (or only ``names`` of it) file by file, each atomically and
-    ``meta.json`` last."""
+    """Copy a checkpoint folder (or only ``names`` of it, ``meta.json`` always), replacing
+    ``target`` as a whole."""
     if names is None:
         names = tuple(sorted(p.name for p in source.iterdir()
                              if p.is_file() and p.name != META_FILE and not p.name.startswith(".")))
-    for name in [*names, META_FILE]:
-        _atomic_write(target / name, lambda tmp, name=name: shutil.copyfile(source / name, tmp))
+
+    def fill(staging: Path) -> None:
+        for name in [*names, META_FILE]:
+            shutil.copyfile(source / name, staging / name)
+
+    replace_folder(Path(target), fill)
 
 
 def load_training_state(folder: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:

@@ -34,12 +34,18 @@ def evaluate(
     engine: Annotated[str, typer.Option(
         help="fast: games interleaved on the compiled core (stateless agents only); game: one "
              "at a time through the plain engine; auto: fast where possible")] = "auto",
+    record: Annotated[Path | None, typer.Option(
+        help="write every game here, one JSON line each (crib replay reads it)")] = None,
+    ray: Annotated[str | None, typer.Option(
+        help="play on Ray: bare --ray starts a local Ray with --workers CPUs, --ray auto joins "
+             "this machine's cluster, --ray HOST:PORT another (needs the optional 'ray' extra)")] = None,
 ) -> None:
     """Play AGENT against OPPONENT and report win rate and points per game with 95% intervals."""
     from training.evaluate import evaluate_command
 
     _run(lambda: evaluate_command(agent, opponent, games=games, seed=seed, json_path=json_path,
-                                  duplicate=duplicate, workers=workers, engine=engine))
+                                  duplicate=duplicate, workers=workers, engine=engine,
+                                  record_path=record, ray=ray))
 
 
 @app.command()
@@ -49,12 +55,15 @@ def tournament(
     seed: Annotated[int, typer.Option()] = 0,
     output: Annotated[Path, typer.Option(help="folder for the heatmap and JSON")] = Path("runs/tournament"),
     workers: Annotated[int, typer.Option()] = 1,
+    ray: Annotated[str | None, typer.Option(
+        help="play on Ray: bare --ray starts a local Ray with --workers CPUs, --ray auto joins "
+             "this machine's cluster, --ray HOST:PORT another (needs the optional 'ray' extra)")] = None,
 ) -> None:
     """Round robin between agents: win-rate matrix, heatmap PNG and ratings."""
     from training.tournament import tournament_command
 
     _run(lambda: tournament_command([a for a in agents.split(",") if a], games=games, seed=seed,
-                                    output=output, workers=workers))
+                                    output=output, workers=workers, ray=ray))
 
 
 @app.command()
@@ -70,6 +79,24 @@ def train(
 
 
 @app.command()
+def sweep(
+    config: Annotated[Path, typer.Option(help="YAML run config every trial starts from")],
+    space: Annotated[Path, typer.Option(help="YAML search space (see sweeps/example.yaml)")],
+    samples: Annotated[int | None, typer.Option(help="trials to draw (default: the space's)")] = None,
+    ray: Annotated[str | None, typer.Option(
+        help="Ray address: leave out for a local Ray on every core, 'auto' for this machine's "
+             "cluster, or HOST:PORT")] = None,
+    output_dir: Annotated[Path | None, typer.Option(help="root folder for sweeps")] = None,
+    resume: Annotated[bool, typer.Option(help="continue the interrupted sweep of this space")] = False,
+) -> None:
+    """Search training settings on Ray Tune, each trial a crib train run (optional 'ray' extra)."""
+    from training.sweep import sweep_command
+
+    _run(lambda: sweep_command(config, space, samples=samples, address=ray,
+                               output_dir=output_dir, resume=resume))
+
+
+@app.command()
 def plot(
     run_dir: Annotated[Path, typer.Argument(help="a run folder written by crib train")],
     output: Annotated[Path | None, typer.Option(help="PNG path (default RUN_DIR/curves.png)")] = None,
@@ -78,6 +105,50 @@ def plot(
     from training.plots import plot_command
 
     _run(lambda: plot_command(run_dir, output=output))
+
+
+@app.command()
+def play(
+    opponent: Annotated[str, typer.Option(help="agent name or checkpoint path")] = "standard",
+    target: Annotated[int, typer.Option(help="points to win")] = 121,
+    seed: Annotated[int | None, typer.Option(help="seed: same seed, same cut and deals")] = None,
+    practice: Annotated[bool, typer.Option(help="count practice: claim your count first")] = False,
+    record: Annotated[Path | None, typer.Option(help="append the finished game to this file")] = None,
+) -> None:
+    """Play a game against OPPONENT in the terminal."""
+    from crib_play.terminal import play_command
+
+    _run(lambda: play_command(opponent, target=target, seed=seed, practice=practice,
+                              record_path=record))
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port to listen on")] = 8000,
+    record: Annotated[Path | None, typer.Option(help="append every finished game here")] = None,
+) -> None:
+    """Serve the web page: play any agent in a browser, count practice, replays."""
+    def start() -> None:
+        try:
+            from crib_play.server import serve_command
+        except ImportError as err:  # fastapi / uvicorn come with the play extra
+            raise ValueError(f"crib serve needs the play extra (pip install -e '.[play]'): "
+                             f"{err}") from err
+        serve_command(host=host, port=port, record_path=record)
+
+    _run(start)
+
+
+@app.command()
+def replay(
+    file: Annotated[Path, typer.Argument(help="recorded games (crib evaluate --record, crib play)")],
+    game: Annotated[int, typer.Option(help="which game of the file, from 0")] = 0,
+) -> None:
+    """Show one recorded game move by move, both hands visible."""
+    from crib_play.terminal import replay_command
+
+    _run(lambda: replay_command(file, game=game))
 
 
 @app.command(context_settings={"allow_interspersed_args": True})
@@ -100,16 +171,40 @@ def odds(
 
 
 def _run(command) -> None:
-    """Show bad input as one clear line and exit 2, instead of a traceback."""
+    """Show bad input as one clear line and exit 2, instead of a traceback; a training stopped by
+    SIGINT / SIGTERM (saved, see training.trainer) exits 130 / 143."""
+    from training.interrupt import TrainingInterrupted
+
     try:
         command()
     except (ValueError, FileNotFoundError) as err:
         typer.secho(f"error: {err}", err=True, fg=typer.colors.RED)
         raise typer.Exit(2) from err
+    except TrainingInterrupted as err:
+        raise typer.Exit(err.exit_code) from err
+    except KeyboardInterrupt as err:
+        typer.secho("interrupted", err=True, fg=typer.colors.RED)
+        raise typer.Exit(130) from err
 
 
-def main() -> None:
-    app()
+def _bare_option(argv: list[str], option: str, value: str) -> list[str]:
+    """``argv`` with ``value`` put after a bare ``option`` (one followed by nothing or by another
+    option): click has no options whose value may be left out, and ``--ray`` alone means a local
+    Ray."""
+    out = []
+    for i, arg in enumerate(argv):
+        out.append(arg)
+        if arg == option and (i + 1 == len(argv) or argv[i + 1].startswith("-")):
+            out.append(value)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    import sys
+
+    from training.ray_backend import LOCAL
+
+    app(args=_bare_option(list(sys.argv[1:] if argv is None else argv), "--ray", LOCAL))
 
 
 if __name__ == "__main__":

@@ -154,6 +154,9 @@ class TrainConfig(_Section):
                             "python: one Python env per game (any opponent, the expert included)")
     vec_env: Literal["subproc", "dummy"] = Field(
         "subproc", description="python engine: subproc, one process per env; dummy: in process")
+    save_every: int = Field(
+        20_000, ge=1, description="steps between saves of latest/ (also saved at every "
+                                  "evaluation and when the run stops): what a crash can lose")
     torch_threads: int = Field(1, ge=1, le=64, description="torch threads for the learner")
     max_wall_seconds: float | None = Field(
         None, gt=0, description="also stop once the run (all resumed sessions together) has "
@@ -317,8 +320,14 @@ def load_config(path: Path) -> RunConfig:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no config file at {path}")
+    if path.is_dir():
+        raise ValueError(f"--config: {path} is a folder; give a YAML file")
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ValueError(f"--config: cannot read {path} ({err})") from err
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)
     except _DuplicateKeyError as err:
         raise ValueError(f"{path}: {err}") from None
     except yaml.YAMLError as err:

@@ -23,7 +23,8 @@ How games are laid out (all of it a function of ``seed`` and the game index, nev
   computed over pairs.
 * Games run in fixed blocks of ``BLOCK_GAMES`` games. Each block builds its own agents, seeded from
   ``(seed, side, block)``, and resets them before every game; workers only decide which process
-  plays which block, so the same seed gives the same report for any ``workers``. Agent *objects*
+  plays which block, so the same seed gives the same report for any ``workers`` (and on Ray:
+  ``training.ray_backend.RayPool`` runs the same blocks as Ray tasks). Agent *objects*
   (rather than spec strings) are deep-copied per block, and a ``rng`` attribute holding a numpy
   ``Generator`` or ``random.Random`` is reseeded the same way; with ``workers > 1`` they must be
   picklable.
@@ -162,6 +163,8 @@ class GameResult:
     role_points: list[list[list[int]]]
     #: regret[side] = [summed regret, discards analyzed]
     regret: list[list[float]]
+    #: the game as ``training.record`` writes it, when the evaluation records games
+    record: dict[str, Any] | None = None
     #: the agent's win probability added per deal (``deal_win_probability``): [as dealer, dealer
     #: deals, as pone, pone deals]; None without the win-odds table
     winprob: list[float] | None = None
@@ -323,6 +326,18 @@ class _Block:
     target: int
     regret: bool
     engine: str
+    record: bool = False
+
+
+def _game_record(game: Game, plan: GamePlan, block: _Block,
+                 actions: Sequence[int] | None = None) -> dict[str, Any]:
+    from .record import game_record
+
+    names = [_agent_name(block.opponent)] * 2
+    names[plan.agent_seat] = _agent_name(block.agent)
+    return game_record(game, names, plan.first_dealer, actions,
+                       evaluation={"index": plan.index, "seed": block.seed,
+                                   "agent_seat": plan.agent_seat, "engine": block.engine})
 
 
 def _run_block(block: _Block, on_game: Callable[[int], None] | None = None) -> list[GameResult]:
@@ -332,14 +347,22 @@ def _run_block(block: _Block, on_game: Callable[[int], None] | None = None) -> l
     plans = [game_plan(block.seed, index, block.duplicate)
              for index in range(block.start, block.stop)]
     if block.engine == "fast":  # the block's games together on the compiled core
-        games = play_games(agent, opponent, plans, block.target)
+        trace: list[list[int]] | None = [] if block.record else None
+        games = play_games(agent, opponent, plans, block.target, trace=trace)
         if on_game is not None:
             on_game(len(games))
-        return [game_result(game, plan, regret_fn) for game, plan in zip(games, plans, strict=True)]
+        results = [game_result(game, plan, regret_fn)
+                   for game, plan in zip(games, plans, strict=True)]
+        if trace is not None:  # the compiled core keeps no log: the record replays the moves
+            for result, game, plan, actions in zip(results, games, plans, trace, strict=True):
+                result.record = _game_record(game, plan, block, actions)
+        return results
     results = []
     for plan in plans:
         game = play_game(agent, opponent, plan, block.target)
         results.append(game_result(game, plan, regret_fn))
+        if block.record:
+            results[-1].record = _game_record(game, plan, block)
         if on_game is not None:
             on_game(1)
     return results
@@ -425,6 +448,8 @@ class EvaluationReport:
     games_per_second: float = 0.0
     workers: int = 1
     margins: list[int] = field(default_factory=list, repr=False)  # per game, in index order
+    #: per game, in index order, when ``evaluate(record_games=True)`` (``training.record``)
+    records: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     def to_dict(self, volatile: bool = True) -> dict[str, Any]:
         """JSON-ready dict; ``volatile=False`` leaves out the timing keys (``VOLATILE_KEYS``)."""
@@ -619,6 +644,7 @@ def evaluate(
     regret: bool = True,
     pool: Executor | None = None,
     engine: str = "auto",
+    record_games: bool = False,
 ) -> EvaluationReport:
     """Play ``games`` games of ``agent`` against ``opponent`` and report from the agent's side.
 
@@ -631,6 +657,8 @@ def evaluate(
     (``training.batch_play``; both agents must be stateless), ``"game"`` one at a time through
     ``crib_env.game.Game``, ``"auto"`` (default) the first where it can. The two engines deal
     different random cards, so each gives its own (reproducible) report; it is named in the report.
+    ``record_games`` keeps every game as a ``training.record`` record in ``report.records``
+    (off: no cost to the games).
     Raises ``ValueError`` naming the problem for bad counts and unknown or unreadable agents.
     """
     _check_count("games", games)
@@ -658,7 +686,7 @@ def evaluate(
         engine = "fast" if all(stateless) else "game"
 
     blocks = [_Block(b, start, min(start + BLOCK_GAMES, games), agent, opponent, seed, duplicate,
-                     target, regret, engine)
+                     target, regret, engine, record_games)
               for b, start in enumerate(range(0, games, BLOCK_GAMES))]
     from tqdm.auto import tqdm
 
@@ -691,24 +719,52 @@ def evaluate(
     report.seconds = seconds
     report.games_per_second = games / seconds if seconds > 0 else math.inf
     report.workers = workers
+    if record_games:
+        report.records = [r.record for r in results]
     return report
 
 
 def evaluate_command(agent: str, opponent: str, games: int, seed: int = 0,
                      json_path: Path | None = None, duplicate: bool = False,
-                     workers: int = 1, engine: str = "auto") -> EvaluationReport:
-    """``crib evaluate``: run ``evaluate`` with a progress bar, print the tables, write the JSON."""
+                     workers: int = 1, engine: str = "auto",
+                     record_path: Path | None = None,
+                     ray: str | None = None) -> EvaluationReport:
+    """``crib evaluate``: run ``evaluate`` with a progress bar, print the tables, write the JSON
+    and, with ``record_path``, every game as one JSON line (``training.record``). ``ray``: play the
+    blocks as Ray tasks (``training.ray_backend``; ``"local"`` starts a Ray with ``workers`` CPUs,
+    ``"auto"`` or an address joins a cluster); the report is the same."""
     from rich.console import Console
 
-    report = evaluate(agent, opponent, games=games, seed=seed, duplicate=duplicate,
-                      workers=workers, progress=True, engine=engine)
+    from .files import atomic_write_text, check_output_file
+
+    if json_path is not None:
+        json_path = check_output_file(json_path, "--json")  # before any game is played
+    if record_path is not None:
+        record_path = check_output_file(record_path, "--record")
+    pool = None
+    if ray is not None:
+        from .ray_backend import RayPool
+
+        pool = RayPool(ray, num_cpus=workers)
+    try:
+        report = evaluate(agent, opponent, games=games, seed=seed, duplicate=duplicate,
+                          workers=workers, progress=True, engine=engine, pool=pool,
+                          record_games=record_path is not None)
+        if pool is not None:
+            report.workers = pool.workers
+    finally:
+        if pool is not None:
+            pool.shutdown()
     console = Console()
     report.print(console)
     if json_path is not None:
-        json_path = Path(json_path)
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(report.to_json() + "\n")
+        atomic_write_text(json_path, report.to_json() + "\n")
         console.print(f"wrote {json_path}")
+    if record_path is not None:
+        from .record import write_records
+
+        count = write_records(record_path, report.records)
+        console.print(f"recorded {count} games to {record_path} (crib replay {record_path})")
     return report
 
 

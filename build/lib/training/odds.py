@@ -110,7 +110,8 @@ def odds_command(args: list[str], dealer: bool | None, json_out: bool, plot_path
     if len(args) not in (0, 2):
         raise ValueError(f"expected SCORE OPPONENT_SCORE (or `build`), got {' '.join(args)!r}")
     scores = []
-    for name, text in zip(("SCORE", "OPPONENT_SCORE"), args):
+    names = ("SCORE", "OPPONENT_SCORE")[:len(args)]
+    for name, text in zip(names, args, strict=True):
         if not text.isdigit():
             raise ValueError(f"{name} must be a whole number of points, got {text!r}")
         scores.append(int(text))
@@ -119,7 +120,7 @@ def odds_command(args: list[str], dealer: bool | None, json_out: bool, plot_path
     if scores and dealer is None:
         raise ValueError("say who deals next: --dealer (SCORE's side) or --pone")
     table = load_table(table_path)
-    for name, value in zip(("SCORE", "OPPONENT_SCORE"), scores):
+    for name, value in zip(names, scores, strict=True):
         if value > table.target:
             raise ValueError(f"{name} must be in 0..{table.target}, got {value}")
     if scores:

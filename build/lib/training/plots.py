@@ -81,9 +81,12 @@ def plot_run(run_dir: Path, output: Path | None = None) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from .files import check_output_file, save_figure
+
     run_dir = Path(run_dir)
+    output = check_output_file(output if output is not None else run_dir / "curves.png",
+                               "--output")
     evals = read_evals(run_dir)
-    output = Path(output) if output is not None else run_dir / "curves.png"
     opponents = sorted({o for line in evals for o in line["results"]})
     fig, axes = plt.subplots(1, 3, figsize=(17, 4.5))
     ax_win, ax_wall, ax_pts = axes
@@ -112,8 +115,7 @@ def plot_run(run_dir: Path, output: Path | None = None) -> Path:
         ax.legend()
     fig.suptitle(run_dir.name, fontsize=9)
     fig.tight_layout()
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(output, dpi=110)
+    save_figure(fig, output, dpi=110)
     plt.close(fig)
     return output
 

@@ -4,15 +4,17 @@
 episode start) it draws one member by weight and plays that member for the whole episode.
 
 ``SelfPlayPool`` is the member behind ``agent: self``. The trainer saves a frozen copy of the policy
-into ``RUN_DIR/pool/`` every ``selfplay.snapshot_every`` steps (keeping the newest ``pool_size``).
-Each environment process re-reads the folder at episode start (cheap: a directory listing) and plays
-a snapshot drawn uniformly from it, loaded through the same weights-only loader as any checkpoint;
-until the first snapshot exists it plays ``fallback``.
+into ``RUN_DIR/pool/step_NNNNNNNNNN/`` every ``selfplay.snapshot_every`` steps (keeping the newest
+``pool_size``). A snapshot folder appears whole (``training.files.replace_folder``; writing the same
+step again, as a resumed run does, replaces it) and is removed whole. Each environment process
+re-reads the folder at episode start (cheap: a directory listing) and plays a snapshot drawn
+uniformly from it, loaded through the same weights-only loader as any checkpoint; until the first
+snapshot exists it plays ``fallback``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +23,9 @@ from agents.base import Agent
 from agents.learned import META_FILE, LearnedAgent, load_network
 from agents.registry import make_agent
 
-from .checkpoint import copy_checkpoint
+from .files import remove_folder
+
+SNAPSHOT_PREFIX = "step_"
 
 
 class MixtureOpponent:
@@ -67,45 +71,57 @@ class SelfPlayPool:
         self.current: Agent = fallback
 
     def reset(self) -> None:
-        snapshots = pool_snapshots(self.pool_dir)
-        if not snapshots:
-            self.current = self.fallback
-        else:
+        self.current = self.fallback
+        for _ in range(3):  # the trainer may drop the snapshot just drawn: draw again
+            snapshots = pool_snapshots(self.pool_dir)
+            if not snapshots:
+                break
             path = snapshots[int(self.rng.integers(len(snapshots)))]
-            key = path.name
-            if key not in self.cache:
-                if len(self.cache) >= self.cache_size:
-                    self.cache.pop(next(iter(self.cache)))
-                net, meta = load_network(path)
-                features = bool(meta.get("arch_kwargs", {}).get("features"))
-                self.cache[key] = LearnedAgent(net, features, name=f"self:{key}")
-            self.current = self.cache[key]
+            try:
+                self.current = self._load(path)
+                break
+            except FileNotFoundError:
+                continue
         self.current.reset()
+
+    def _load(self, path: Path) -> LearnedAgent:
+        key = path.name
+        if key not in self.cache:
+            if len(self.cache) >= self.cache_size:
+                self.cache.pop(next(iter(self.cache)))
+            net, meta = load_network(path)
+            features = bool(meta.get("arch_kwargs", {}).get("features"))
+            self.cache[key] = LearnedAgent(net, features, name=f"self:{key}")
+        return self.cache[key]
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return self.current.act(observation, action_mask)
 
 
+def snapshot_path(pool_dir: Path, step: int) -> Path:
+    return Path(pool_dir) / f"{SNAPSHOT_PREFIX}{step:010d}"
+
+
+def snapshot_step(path: Path) -> int:
+    return int(path.name.removeprefix(SNAPSHOT_PREFIX))
+
+
 def pool_snapshots(pool_dir: Path) -> list[Path]:
-    """The complete snapshots in a pool folder, oldest first (staging folders are not listed)."""
+    """The snapshots in a pool folder, oldest first (hidden staging folders are not listed)."""
     if not pool_dir.exists():
         return []
     return sorted(p for p in pool_dir.iterdir()
-                  if p.name.startswith("step_") and (p / META_FILE).exists())
+                  if p.name.startswith(SNAPSHOT_PREFIX) and (p / META_FILE).exists())
 
 
-def add_snapshot(pool_dir: Path, checkpoint: Path, step: int, pool_size: int) -> Path:
-    """Copy ``checkpoint`` (policy and meta only) into the pool; drop the oldest beyond
-    ``pool_size``."""
-    target = pool_dir / f"step_{step:010d}"
-    staging = pool_dir / f".staging_{step:010d}"
-    staging.mkdir(parents=True, exist_ok=True)
-    copy_checkpoint(checkpoint, staging, names=("policy.safetensors",))
-    staging.rename(target)  # readers list only complete folders
-    for old in sorted(p for p in pool_dir.iterdir() if p.name.startswith("step_"))[:-pool_size]:
-        for f in old.iterdir():
-            f.unlink()
-        old.rmdir()
+def add_snapshot(pool_dir: Path, step: int, pool_size: int,
+                 write: Callable[[Path], object]) -> Path:
+    """``write(folder)`` the snapshot of ``step`` (a checkpoint writer that replaces the folder as
+    a whole, so writing a step again is harmless); drop the oldest beyond ``pool_size``."""
+    target = snapshot_path(pool_dir, step)
+    write(target)
+    for old in pool_snapshots(Path(pool_dir))[:-pool_size]:
+        remove_folder(old)
     return target
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .evaluate import EvaluationReport, build_agent, derive_seed, evaluate, process_pool
+from .files import atomic_write_text, check_output_folder, save_figure
 from .stats import Z95
 
 PRIOR_GAMES = 1.0  # virtual games per pairing, half won by each side
@@ -180,8 +182,7 @@ class TournamentResult:
         fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
         fig.tight_layout()
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
+        save_figure(fig, path, dpi=120)
         plt.close(fig)
         return path
 
@@ -198,8 +199,9 @@ def _labels(specs: Sequence[str]) -> list[str]:
 
 def tournament(agent_specs: Sequence[str], games: int, seed: int = 0, workers: int = 1,
                progress: bool = True, target: int = 121, regret: bool = False,
-               duplicate: bool = False) -> TournamentResult:
-    """Play a round robin of ``games`` games per pairing; see the module docstring."""
+               duplicate: bool = False, ray: str | None = None) -> TournamentResult:
+    """Play a round robin of ``games`` games per pairing; see the module docstring. ``ray``: play
+    the blocks of all pairings at once as Ray tasks (``training.ray_backend``), same result."""
     specs = [s.strip() for s in agent_specs]
     if len(specs) < 2:
         raise ValueError(f"a tournament needs at least two agents, got {len(specs)}: {specs}")
@@ -211,22 +213,38 @@ def tournament(agent_specs: Sequence[str], games: int, seed: int = 0, workers: i
         build_agent(spec, seed=0)  # every name checked before the first game
     labels = _labels(specs)
     k = len(specs)
-    wins = np.zeros((k, k))
-    reports = []
-    pool = process_pool(workers) if workers > 1 else None
+    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    if ray is not None:
+        from .ray_backend import RayPool
+
+        pool = RayPool(ray, num_cpus=workers)
+    else:
+        pool = process_pool(workers) if workers > 1 else None
+
+    def play(pair: tuple[int, int]) -> EvaluationReport:
+        i, j = pair
+        return evaluate(specs[i], specs[j], games, seed=derive_seed(seed, "pairing", i, j),
+                        duplicate=duplicate, workers=workers, progress=progress, target=target,
+                        regret=regret, pool=pool)
+
     try:
-        for i in range(k):
-            for j in range(i + 1, k):
-                pair_seed = derive_seed(seed, "pairing", i, j)
-                report = evaluate(specs[i], specs[j], games, seed=pair_seed, duplicate=duplicate,
-                                  workers=workers, progress=progress, target=target,
-                                  regret=regret, pool=pool)
-                report.agent, report.opponent = labels[i], labels[j]
-                wins[i, j], wins[j, i] = report.wins, report.losses
-                reports.append(report)
+        if ray is None:
+            reports = [play(pair) for pair in pairs]
+        else:
+            # Every pairing at once, each from its own thread that waits on its blocks: a cluster
+            # has more cores than one pairing has blocks, and none idles at a pairing's tail.
+            cpus = pool.workers  # joins Ray here, before the threads
+            with ThreadPoolExecutor(len(pairs)) as threads:
+                reports = list(threads.map(play, pairs))
+            for report in reports:
+                report.workers = cpus
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+    wins = np.zeros((k, k))
+    for (i, j), report in zip(pairs, reports, strict=True):
+        report.agent, report.opponent = labels[i], labels[j]
+        wins[i, j], wins[j, i] = report.wins, report.losses
     ratings = bradley_terry(wins)
     intervals = rating_intervals(wins)
     return TournamentResult(labels, games, seed, wins, ratings, intervals, reports)
@@ -234,17 +252,16 @@ def tournament(agent_specs: Sequence[str], games: int, seed: int = 0, workers: i
 
 def tournament_command(agent_specs: list[str], games: int, seed: int = 0,
                        output: Path = Path("runs/tournament"),
-                       workers: int = 1) -> TournamentResult:
+                       workers: int = 1, ray: str | None = None) -> TournamentResult:
     """``crib tournament``: play, print the tables, write ``tournament.json`` and
     ``win_rates.png`` under ``output``."""
     from rich.console import Console
 
-    result = tournament(agent_specs, games, seed=seed, workers=workers, progress=True)
+    output = check_output_folder(output, "--output")  # before any game is played
+    result = tournament(agent_specs, games, seed=seed, workers=workers, progress=True, ray=ray)
     console = Console()
     result.print(console)
-    output = Path(output)
-    output.mkdir(parents=True, exist_ok=True)
-    (output / "tournament.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+    atomic_write_text(output / "tournament.json", json.dumps(result.to_dict(), indent=2) + "\n")
     heatmap = result.save_heatmap(output / "win_rates.png")
     console.print(f"wrote {output / 'tournament.json'} and {heatmap}")
     return result

@@ -13,7 +13,8 @@ A run lives in ``OUTPUT_DIR/RUN_NAME/`` with ``RUN_NAME = {env}__{config}__{seed
   ``charts/SPS``, ``game/pegging_per_deal``, ``game/hand_per_deal``, ``game/crib_per_deal`` (the
   learner's points per deal in training episodes), ``game/discard_regret`` and
   ``eval/win_rate/<opponent>``, ``eval/points_per_game/<opponent>`` from the periodic evaluations;
-* ``latest/`` - the newest checkpoint (with optimizer and RNG state for ``--resume``);
+* ``latest/`` - the newest checkpoint (with optimizer and RNG state for ``--resume``), saved at
+  step 0, every ``train.save_every`` steps, at every evaluation and when the run stops;
 * ``best/`` - the checkpoint with the best evaluation so far (``eval.best_by``);
 * ``pool/`` - frozen snapshots for the ``self`` opponent;
 * ``evals.jsonl`` - one line per evaluation (what ``crib plot`` draws); ``summary.json``.
@@ -21,6 +22,13 @@ A run lives in ``OUTPUT_DIR/RUN_NAME/`` with ``RUN_NAME = {env}__{config}__{seed
 ``--resume`` continues the newest run of the same config name under the output folder from its
 ``latest`` checkpoint: step count, optimizer state and RNG state carry on, up to the config's
 ``train.total_timesteps``.
+
+Crash safety: every checkpoint folder is replaced as a whole (``training.files``), and ``latest/``
+is written last for its step, so a run killed at any moment resumes from its last ``latest/``,
+losing at most the steps since that save (``training.recovery`` drops what came after it; the
+resumed TensorBoard writer purges the later scalars). SIGINT (Ctrl-C) and SIGTERM stop the run
+after the current step: ``latest/`` and ``summary.json`` are saved, the resume command printed,
+and the exit status is 130 / 143; a second signal stops at once.
 """
 
 from __future__ import annotations
@@ -29,8 +37,11 @@ import functools
 import json
 import os
 import random
+import signal
+import subprocess
 import time
 from collections import deque
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -42,14 +53,16 @@ from agents.learned import LearnedAgent, load_network, resolve_checkpoint
 from crib_env.cards import N_CARDS
 
 from .checkpoint import (
-    atomic_write_text,
     copy_checkpoint,
     load_training_state,
     rng_state,
     save_checkpoint,
     set_rng_state,
 )
-from .config import RunConfig, dump_config, load_config
+from .config import SELF, STATEFUL_OPPONENTS, RunConfig, dump_config, load_config
+from .files import append_line, atomic_write_text, check_output_folder, remove_folder
+from .interrupt import StopOnSignal, TrainingInterrupted
+from .recovery import EVALS_FILE, recover_run, rewind_run
 
 DEFAULT_OUTPUT = Path("checkpoints")
 BEAT_GREEDY = 0.57  # the win rate the issue asks of the champion against greedy
@@ -62,10 +75,15 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def make_env(rank: int, config: dict[str, Any], pool_dir: str | None):
-    """Build one training environment (runs inside the env process)."""
+def make_env(rank: int, config: dict[str, Any], pool_dir: str | None, worker: bool = False):
+    """Build one training environment (``worker``: inside its own env process)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     torch.set_num_threads(1)
+    if worker:
+        # Ctrl-C reaches the whole process group and a scheduler may signal every process: the
+        # trainer decides when to stop (training.interrupt) and closes its workers itself
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     from stable_baselines3.common.monitor import Monitor
 
     from crib_env.single import SingleAgentCribbageEnv
@@ -87,19 +105,34 @@ def run_name(cfg: RunConfig) -> str:
 
 
 def find_run_to_resume(output_dir: Path, name: str) -> Path:
-    """The newest run folder under ``output_dir`` made by config ``name`` with a latest
-    checkpoint."""
+    """The newest run folder under ``output_dir`` made by config ``name`` (it may have no
+    ``latest/`` yet if it was killed before its first save)."""
     candidates = []
     if output_dir.exists():
         for run in output_dir.iterdir():
             parts = run.name.split("__")
-            if len(parts) == 4 and parts[1] == name and (run / "latest" / "meta.json").exists():
+            if len(parts) == 4 and parts[1] == name and run.is_dir():
                 candidates.append(run)
     if not candidates:
-        raise FileNotFoundError(f"--resume: no run of config {name!r} with a latest checkpoint "
-                                f"under {output_dir}")
+        raise FileNotFoundError(f"--resume: no run of config {name!r} under {output_dir}")
     return max(candidates, key=lambda p: p.name.split("__")[3])
 
+
+
+@functools.cache
+def source_commit() -> dict[str, Any] | None:
+    """The git commit of the code that trains (and whether the checkout had uncommitted changes),
+    for a checkpoint's meta.json; None outside a git checkout."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                                text=True, timeout=10, check=True).stdout.strip()
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                                cwd=root, capture_output=True, text=True, timeout=10,
+                                check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit, "dirty": bool(status.strip())}
 
 class Trainer:
     """One run: builds the envs and the model, trains, evaluates, checkpoints.
@@ -109,18 +142,25 @@ class Trainer:
     and the schedule of evaluations and snapshots between updates.
     """
 
-    def __init__(self, cfg: RunConfig, run_dir: Path, resume: bool) -> None:
+    def __init__(self, cfg: RunConfig, run_dir: Path, resume: bool,
+                 stop: StopOnSignal | None = None) -> None:
         self.cfg = cfg
         self.run_dir = run_dir
         self.resume = resume
+        self.stop = stop or StopOnSignal()
         self.pool_dir = run_dir / "pool"
         self.uses_pool = any(o.agent == "self" for o in cfg.opponents)
         self.best_score: float | None = None
+        self.best_step: int | None = None
         self.first_beat_greedy: dict[str, float] | None = None
         self.wall_before = 0.0  # training seconds of earlier sessions of this run (resume)
         self.last_eval: dict[str, Any] | None = None
         self.self_slots = None  # fast engine: the self-play slots to refresh after a snapshot
+        self.rollout_cut = False  # a stop request ended a rollout before its update
         self.timings = {"env": 0.0, "forward": 0.0, "update": 0.0}
+        #: called after every periodic evaluation with its evals.jsonl line plus "run_dir" and
+        #: "best_checkpoint" (a sweep reports these to Ray Tune)
+        self.on_eval: Callable[[dict[str, Any]], None] | None = None
 
     # -- what an algorithm provides --
 
@@ -177,6 +217,7 @@ class Trainer:
         self.num_timesteps = int(training["num_timesteps"])
         self.n_updates = int(training["n_updates"])
         self.best_score = training.get("best_score")
+        self.best_step = training.get("best_step")
         self.first_beat_greedy = training.get("first_beat_greedy")
         self.wall_before = float(training.get("wall_seconds", 0.0))
         self.last_eval = meta.get("eval")
@@ -199,15 +240,45 @@ class Trainer:
                 "num_timesteps": steps,
                 "n_updates": self.n_updates,
                 "best_score": self.best_score,
+                "best_step": self.best_step,
                 "first_beat_greedy": self.first_beat_greedy,
                 "wall_seconds": round(self.wall_seconds(), 1),
             },
             "eval": self.last_eval,
+            "code": source_commit(),
         }
         return save_checkpoint(
             folder, self.network, cfg.policy.arch, cfg.policy.arch_kwargs(), info,
             optimizer=self.optimizer.state_dict() if with_state else None,
             rng=rng_state() if with_state else None)
+
+    def save_latest(self) -> None:
+        """The commit point of a step: TensorBoard flushed first, then ``latest/`` as a whole."""
+        self.logger.dump(self.num_timesteps)
+        self.save(self.run_dir / "latest")
+        self.next_save = _next_multiple(self.num_timesteps, self.cfg.train.save_every)
+
+    @property
+    def stopping(self) -> bool:
+        """A SIGINT or SIGTERM asked the run to stop."""
+        return self.stop.signum is not None
+
+    def tensorboard(self):
+        """SB3's logger on ``tb/``; a resumed run's writer purges the scalars a killed session
+        logged after the checkpoint it resumes from (TensorBoard's ``purge_step``), so no step is
+        shown twice."""
+        from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
+        from torch.utils.tensorboard import SummaryWriter
+
+        purge_step = self.num_timesteps + 1 if self.resume else None
+
+        class Output(TensorBoardOutputFormat):
+            def __init__(self, folder: str) -> None:  # SB3's, with purge_step
+                self.writer = SummaryWriter(log_dir=folder, purge_step=purge_step)
+                self._is_closed = False
+
+        folder = str(self.run_dir / "tb")
+        return Logger(folder, [Output(folder)])
 
     def wall_seconds(self) -> float:
         return self.wall_before + (time.time() - self.started)
@@ -257,16 +328,20 @@ class Trainer:
                           "win_rate": {o: r["win_rate"] for o, r in results.items()}}
         improved = self.best_score is None or score > self.best_score
         if improved:
-            self.best_score = score
-        self.save(self.run_dir / "latest")
+            self.best_score, self.best_step = score, steps
+        # the order makes latest/ the commit point (training.recovery): what belongs to this
+        # step is on disk before it, best/ follows it
+        logger.dump(steps)
+        line = {"step": steps, "wall_seconds": round(self.wall_seconds(), 1), "score": score,
+                "best": improved, "results": results}
+        append_line(self.run_dir / EVALS_FILE, json.dumps(line))
+        self.save_latest()
         if improved:
             copy_checkpoint(self.run_dir / "latest", self.run_dir / "best",
                             names=("policy.safetensors",))
-        line = {"step": steps, "wall_seconds": round(self.wall_seconds(), 1), "score": score,
-                "best": improved, "results": results}
-        with open(self.run_dir / "evals.jsonl", "a", encoding="utf-8") as f:
-            f.write(json.dumps(line) + "\n")
-        logger.dump(steps)
+        if self.on_eval is not None:
+            self.on_eval({**line, "run_dir": str(self.run_dir),
+                          "best_checkpoint": str(self.run_dir / "best")})
         self.print_progress(results)
 
     def print_progress(self, results: dict[str, Any]) -> None:
@@ -277,29 +352,36 @@ class Trainer:
     def snapshot(self) -> None:
         from .selfplay import add_snapshot
 
-        staging = self.run_dir / ".snapshot"
-        self.save(staging, with_state=False)
-        add_snapshot(self.pool_dir, staging, self.num_timesteps, self.cfg.selfplay.pool_size)
+        add_snapshot(self.pool_dir, self.num_timesteps, self.cfg.selfplay.pool_size,
+                     lambda folder: self.save(folder, with_state=False))
         if self.self_slots is not None:
             self.self_slots.refresh()
 
     # -- the schedule --
 
     def schedule_from(self, steps: int) -> None:
-        """The first evaluation and snapshot due after ``steps``."""
+        """The first evaluation, snapshot and save due after ``steps``."""
         self.next_eval = _next_multiple(steps, self.cfg.eval.every)
         self.next_snapshot = _next_multiple(steps, self.cfg.selfplay.snapshot_every)
+        self.next_save = _next_multiple(steps, self.cfg.train.save_every)
 
     def between_updates(self) -> None:
-        """Snapshots and evaluations that fall due; called when the weights are those of every
-        step counted so far (after an update, before the next rollout)."""
+        """Snapshots, evaluations and saves that fall due; called when the weights are those of
+        every step counted so far (after an update, before the next rollout). ``latest/`` comes
+        last (it is the commit point of the step)."""
         steps = self.num_timesteps
+        self.steps_at_update = steps
+        # the update's scalars go out now, at its step: left pending, SB3 would write them at the
+        # next rollout's step, where the next update's may land too (a step logged twice)
+        self.logger.dump(steps)
         if self.uses_pool and steps >= self.next_snapshot:
             self.snapshot()
             self.next_snapshot = _next_multiple(steps, self.cfg.selfplay.snapshot_every)
         if steps >= self.next_eval:
             self.periodic()
             self.next_eval = _next_multiple(steps, self.cfg.eval.every)
+        elif steps >= self.next_save:
+            self.save_latest()
 
     def log_speed(self) -> None:
         """Steps per second of this session, evaluations excluded, and where the time went."""
@@ -316,12 +398,23 @@ class Trainer:
         remaining = cfg.train.total_timesteps - self.num_timesteps
         self.started = time.time()
         self.eval_seconds = 0.0
-        self.steps_at_start = self.num_timesteps
+        self.steps_at_start = self.steps_at_update = self.num_timesteps
         self.schedule_from(self.num_timesteps)
-        if cfg.eval.at_start and self.num_timesteps == 0:
-            self.periodic()
-        if remaining > 0 and not self.out_of_time():
+        if not self.resume:
+            if cfg.eval.at_start:
+                self.periodic()
+            else:
+                self.save_latest()  # from here on the run can always be resumed
+        if remaining > 0 and not self.out_of_time() and not self.stopping:
             self.learn(remaining)
+        if self.stopping:
+            if self.rollout_cut:
+                # the steps of a rollout cut short were not learned from: the checkpoint counts
+                # the steps its weights have seen
+                self.num_timesteps = self.steps_at_update
+            self.save_latest()
+            self.close()
+            return
         if self.uses_pool and not (self.pool_dir / f"step_{self.num_timesteps:010d}").exists():
             self.snapshot()
         if self.last_eval is None or self.last_eval["step"] != self.num_timesteps:
@@ -343,7 +436,8 @@ class Trainer:
                 "time_split_seconds": {k: round(v, 1) for k, v in self.timings.items()},
                 "eval_seconds": round(self.eval_seconds, 1),
                 "wall_seconds": round(self.wall_seconds(), 1), "best_score": self.best_score,
-                "first_beat_greedy": self.first_beat_greedy, "last_eval": self.last_eval}
+                "first_beat_greedy": self.first_beat_greedy, "last_eval": self.last_eval,
+                "interrupted_by": signal.Signals(self.stop.signum).name if self.stopping else None}
 
 
 class PPOTrainer(Trainer):
@@ -351,7 +445,6 @@ class PPOTrainer(Trainer):
 
     def build(self) -> None:
         from sb3_contrib import MaskablePPO
-        from stable_baselines3.common.logger import configure
 
         from .policy import NetworkPolicy
 
@@ -363,8 +456,8 @@ class PPOTrainer(Trainer):
             NetworkPolicy, self.env, device="cpu", verbose=0, seed=None,
             policy_kwargs={"arch": cfg.policy.arch, "arch_kwargs": cfg.policy.arch_kwargs()},
             **cfg.ppo.model_dump())
-        self.model.set_logger(configure(str(self.run_dir / "tb"), ["tensorboard"]))
         self.start_weights()
+        self.model.set_logger(self.tensorboard())
         self.env.seed(self.env_seed())
 
     def _fast_env(self):
@@ -390,10 +483,10 @@ class PPOTrainer(Trainer):
         cfg = self.cfg
         config = cfg.model_dump(mode="json")
         pool = str(self.pool_dir) if self.uses_pool else None
-        fns = [functools.partial(make_env, rank, config, pool) for rank in range(cfg.train.n_envs)]
-        vec_cls = SubprocVecEnv if cfg.train.vec_env == "subproc" and cfg.train.n_envs > 1 \
-            else DummyVecEnv
-        return vec_cls(fns)
+        subproc = cfg.train.vec_env == "subproc" and cfg.train.n_envs > 1
+        fns = [functools.partial(make_env, rank, config, pool, worker=subproc)
+               for rank in range(cfg.train.n_envs)]
+        return (SubprocVecEnv if subproc else DummyVecEnv)(fns)
 
     @property
     def network(self) -> torch.nn.Module:
@@ -440,6 +533,9 @@ class PPOTrainer(Trainer):
                     if stats:
                         for key in self.stats:
                             self.stats[key].append(stats[key])
+                if trainer.stopping:
+                    trainer.rollout_cut = True
+                    return False
                 return not trainer.out_of_time()
 
             def _on_rollout_start(self) -> None:
@@ -470,8 +566,6 @@ class DMCTrainer(Trainer):
     """Deep Monte-Carlo on the fast vector env (``training.dmc``)."""
 
     def build(self) -> None:
-        from stable_baselines3.common.logger import configure
-
         from agents.learned import build_network
         from crib_env.vector import CribbageVectorEnv
 
@@ -480,13 +574,13 @@ class DMCTrainer(Trainer):
         seed_everything(cfg.seed)
         self.network = build_network(cfg.policy.arch, **cfg.policy.arch_kwargs())
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=cfg.dmc.learning_rate)
-        self.logger = configure(str(self.run_dir / "tb"), ["tensorboard"])
         self.num_timesteps = 0
         self.n_updates = 0
         self.env = CribbageVectorEnv(cfg.train.n_envs, opponent=self.fast_opponents(),
                                      seat=cfg.env.seat, reward="points", episode=cfg.env.episode,
                                      target_score=cfg.env.target_score)
         self.start_weights()
+        self.logger = self.tensorboard()
 
     def learn(self, steps: int) -> None:
         from agents.learned import network_input_batch
@@ -509,7 +603,7 @@ class DMCTrainer(Trainer):
         progress = _progress(self.cfg.train.progress_bar, steps)
         while self.num_timesteps < end and not self.out_of_time():
             self.between_updates()
-            while not store.full() and self.num_timesteps < end:
+            while not store.full() and self.num_timesteps < end and not self.stopping:
                 t0 = time.time()
                 inputs = network_input_batch(obs, masks, features) if features else obs
                 with torch.inference_mode():
@@ -533,6 +627,9 @@ class DMCTrainer(Trainer):
                 progress.update(env.num_envs)
                 self.timings["forward"] += t1 - t0
                 self.timings["env"] += time.time() - t1
+            if self.stopping:
+                self.rollout_cut = True
+                break  # train() saves at the last update's step count
             if store.size < d.batch_size:
                 break  # the budget ended before a full minibatch: nothing more to learn from
             t0 = time.time()
@@ -614,42 +711,106 @@ def _curve_table(run_dir: Path) -> None:
     Console().print(table)
 
 
-def train(cfg: RunConfig, output_dir: Path | None = None, resume: bool = False) -> Path:
-    """Run (or resume) training for ``cfg``; returns the run folder."""
-    from .checkpoint import check_init_from, check_resume
+def check_named_agents(cfg: RunConfig) -> None:
+    """Load, once, every agent the config names (training opponents, the self-play fallback, the
+    evaluation opponents) before anything of the run is written, so that a missing or corrupt
+    checkpoint is one line naming its field instead of worker tracebacks or a failure at the
+    first evaluation."""
+    from agents.registry import make_agent
 
-    output_dir = Path(output_dir) if output_dir is not None else DEFAULT_OUTPUT
+    named = [(f"opponents[{i}].agent", o.agent) for i, o in enumerate(cfg.opponents)
+             if o.agent != SELF]
+    named.append(("selfplay.fallback", cfg.selfplay.fallback))
+    named += [(f"eval.opponents[{i}]", name) for i, name in enumerate(cfg.eval.opponents)]
+    batch = cfg.train.engine == "fast"
+    for field, spec in named:
+        try:
+            agent = make_agent(spec, seed=0)
+        except Exception as err:  # a bad checkpoint raises many types; all are this field's fault
+            detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise ValueError(f"{field}: {detail}") from err
+        if batch and not field.startswith("eval.") and (
+                spec in STATEFUL_OPPONENTS or not hasattr(agent, "act_batch")):
+            raise ValueError(f"{field}: {spec!r} cannot act for many games in one batch; use "
+                             f"train.engine: python for it")
+
+
+def _resume_point(run_dir: Path, arch: str, arch_kwargs: dict[str, Any]) -> int | None:
+    """The step ``--resume`` continues ``run_dir`` from (its ``latest/``, checked), or None when
+    the run was killed before its first save."""
+    from .checkpoint import check_resume
+
+    recover_run(run_dir)
+    latest = run_dir / "latest"
+    if not latest.exists():
+        return None
+    check_resume(latest, arch, arch_kwargs)
+    return int(json.loads((latest / "meta.json").read_text(encoding="utf-8"))["num_timesteps"])
+
+
+def train(cfg: RunConfig, output_dir: Path | None = None, resume: bool = False,
+          on_eval: Callable[[dict[str, Any]], None] | None = None) -> Path:
+    """Run (or resume) training for ``cfg``; returns the run folder. ``on_eval`` is called after
+    each periodic evaluation (``Trainer.on_eval``). Raises ``TrainingInterrupted`` after saving
+    when SIGINT or SIGTERM stopped the run."""
+    from .checkpoint import check_init_from
+
+    output_dir = check_output_folder(output_dir if output_dir is not None else DEFAULT_OUTPUT,
+                                     "--output-dir")
     arch, arch_kwargs = cfg.policy.arch, cfg.policy.arch_kwargs()
+    check_named_agents(cfg)
     # the checkpoint to start from is checked before anything of the run is written
-    if resume:
-        run_dir = find_run_to_resume(output_dir, cfg.name)
-        check_resume(run_dir / "latest", arch, arch_kwargs)
+    run_dir = find_run_to_resume(output_dir, cfg.name) if resume else None
+    start = _resume_point(run_dir, arch, arch_kwargs) if run_dir is not None else None
+    if start is not None:
+        training = json.loads((run_dir / "latest" / "meta.json").read_text())["training"]
+        rewind_run(run_dir, start, training.get("best_step"))
     else:
         if cfg.init_from:
             check_init_from(cfg.init_from, arch, arch_kwargs)
-        run_dir = output_dir / run_name(cfg)
-        run_dir.mkdir(parents=True, exist_ok=False)
+        if run_dir is not None:
+            print(f"{run_dir} was stopped before its first checkpoint: starting it again from "
+                  f"step 0", flush=True)
+            for part in ("tb", "pool", "best"):
+                remove_folder(run_dir / part)
+            (run_dir / EVALS_FILE).unlink(missing_ok=True)
+        else:
+            run_dir = output_dir / run_name(cfg)
+            run_dir.mkdir(parents=True, exist_ok=False)
     atomic_write_text(run_dir / "config.yaml", dump_config(cfg))
-    trainer = TRAINERS[cfg.algo](cfg, run_dir, resume)
-    trainer.build()
-    trainer.train()
-    summary = trainer.summary()
-    if cfg.eval.final_games:
-        _curve_table(run_dir)
-        summary["final"] = _final_table(cfg, run_dir, trainer)
-    atomic_write_text(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    with StopOnSignal() as stop:
+        trainer = TRAINERS[cfg.algo](cfg, run_dir, start is not None, stop)
+        trainer.on_eval = on_eval
+        trainer.build()
+        trainer.train()
+        summary = trainer.summary()
+        if cfg.eval.final_games and not trainer.stopping:
+            _curve_table(run_dir)
+            summary["final"] = _final_table(cfg, run_dir, trainer)
+        atomic_write_text(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+        if stop.signum is not None:
+            raise TrainingInterrupted(stop.signum, run_dir, trainer.num_timesteps)
     return run_dir
 
 
 def train_command(config: Path, output_dir: Path | None = None, resume: bool = False) -> Path:
     """``crib train``: load and validate the config, train, say where everything is."""
     cfg = load_config(config)
-    run_dir = train(cfg, output_dir=output_dir, resume=resume)
+    where = "" if output_dir is None else f" --output-dir {output_dir}"
+    resume_command = f"crib train --config {config}{where} --resume"
+    try:
+        run_dir = train(cfg, output_dir=output_dir, resume=resume)
+    except TrainingInterrupted as stopped:
+        run_dir = stopped.run_dir
+        print(f"{stopped}: latest/ and summary.json are saved", flush=True)
+        print(f"run:         {run_dir}")
+        print(f"latest:      {run_dir / 'latest'}   ({stopped.steps:,} steps)")
+        print(f"resume with: {resume_command}", flush=True)
+        raise
     best = run_dir / "best" if (run_dir / "best").exists() else run_dir / "latest"
     print(f"run:         {run_dir}")
     print(f"checkpoint:  {best}   (crib evaluate --agent {best})")
-    where = "" if output_dir is None else f" --output-dir {output_dir}"
-    print(f"latest:      {run_dir / 'latest'}   (crib train --config {config}{where} --resume)")
+    print(f"latest:      {run_dir / 'latest'}   ({resume_command})")
     print(f"tensorboard: tensorboard --logdir {run_dir / 'tb'}")
     print(f"curves:      crib plot {run_dir}")
     return run_dir

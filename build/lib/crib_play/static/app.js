@@ -1,0 +1,309 @@
+// The crib serve page: plain JS, no build step. The server holds the game; this only draws the
+// view it sends and posts the person's clicks. Every refusal comes back as {detail: reason}.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const SUITS = { C: "\u2663", D: "\u2666", H: "\u2665", S: "\u2660" };
+let gameId = null;
+let view = null;
+let selected = [];
+let replay = null;   // {players, frames, index}
+let records = [];    // the opened replay file's games
+
+async function api(method, path, body) {
+  const options = { method, headers: { "Content-Type": "application/json" } };
+  if (body !== undefined) options.body = JSON.stringify(body);
+  const response = await fetch(path, options);
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    let detail = data.detail;
+    if (Array.isArray(detail)) detail = detail.map((d) => d.msg).join("; ");
+    throw new Error(detail || `HTTP ${response.status}`);
+  }
+  return data;
+}
+
+function cardEl(text, tag = "span", extra = "") {
+  const el = document.createElement(tag);
+  el.className = `card ${extra}`;
+  if (text) {
+    const suit = text.slice(-1);
+    el.textContent = text.slice(0, -1).replace("T", "10") + SUITS[suit];
+    if (suit === "D" || suit === "H") el.classList.add("red");
+    el.dataset.card = text;
+  }
+  return el;
+}
+
+function cards(container, list, extra = "") {
+  container.replaceChildren(...list.map((c) => cardEl(c, "span", extra)));
+}
+
+function say(text) { $("message").textContent = text || ""; }
+
+// Counts finished redraws after a request (the browser test waits on it instead of sleeping).
+let renders = 0;
+function rendered() { document.body.dataset.renders = String(++renders); }
+
+function setPegs(lane, score, target, label) {
+  const lanes = $(lane);
+  lanes.querySelector(".front").style.left = `${(100 * score.front) / target}%`;
+  lanes.querySelector(".back").style.left = `${(100 * score.back) / target}%`;
+  lanes.querySelector(".score").textContent = `${score.front} (back peg ${score.back})`;
+  if (label) lanes.querySelector(".who").textContent = label;
+}
+
+// -- the game ---------------------------------------------------------------------------------
+
+async function loadOpponents() {
+  const data = await api("GET", "/api/opponents");
+  const select = $("opponent");
+  for (const name of [...data.names, ...data.checkpoints]) {
+    const option = document.createElement("option");
+    option.value = option.textContent = name;
+    select.appendChild(option);
+  }
+  select.value = data.names.includes("standard") ? "standard" : data.names[0];
+}
+
+async function newGame() {
+  const body = { opponent: $("opponent").value, practice: $("practice").checked };
+  if ($("seed").value !== "") body.seed = Number($("seed").value);
+  try {
+    show(await api("POST", "/api/games", body));
+    say("");
+  } catch (err) { say(err.message); }
+  rendered();
+}
+
+async function send(path, body) {
+  try {
+    show(await api("POST", `/api/games/${gameId}/${path}`, body));
+    say("");
+  } catch (err) { say(err.message); }
+  rendered();
+}
+
+function show(next) {
+  gameId = next.id;
+  view = next;
+  selected = [];
+  $("game").hidden = false;
+  $("replay").hidden = true;
+  $("analysis").hidden = true;
+  const t = view.target;
+  setPegs("lane-you", view.scores.you, t, "You" + (view.dealer === "you" ? " (crib)" : ""));
+  setPegs("lane-opponent", view.scores.opponent, t,
+          view.opponent + (view.dealer === "opponent" ? " (crib)" : ""));
+  let status = `Deal ${view.deal}: ${view.dealer === "you" ? "your" : view.opponent + "'s"} crib. `;
+  if (view.result) status = view.result;
+  else if (view.phase === "show") status += "The show.";
+  else if (view.phase === "discard") status += "Throw two cards to the crib.";
+  else if (view.your_turn) status += "Your play.";
+  $("status").textContent = status;
+  cards($("opponent-cards"), Array(view.opponent_cards).fill(""), "back small");
+  $("opponent-go").textContent = view.opponent_said_go ? `${view.opponent} said go` : "";
+  $("starter").replaceChildren(view.starter ? cardEl(view.starter) : cardEl("", "span", "back"));
+  $("count").textContent = view.count;
+  $("sequence").replaceChildren(...view.sequence.map((s) => cardEl(s.card, "span", `by-${s.by}`)));
+  $("crib").textContent = `${view.crib_cards} cards` +
+    (view.your_discards.length ? ` (you threw ${view.your_discards.join(" ")})` : "");
+  drawHand();
+  drawShow();
+  drawTalk();
+  drawResult();
+}
+
+function drawHand() {
+  const hand = $("hand");
+  hand.replaceChildren(...view.hand.map((c) => {
+    const el = cardEl(c, "button", view.legal.includes(c) ? "legal" : "");
+    if (selected.includes(c)) el.classList.add("selected");
+    el.type = "button";
+    el.addEventListener("click", () => clickCard(c));
+    return el;
+  }));
+  $("throw").hidden = !(view.your_turn && view.phase === "discard");
+  $("ask-analysis").hidden = !view.your_turn;
+  $("hand-area").hidden = view.phase === "show" || (view.over && !view.hand.length);
+}
+
+function clickCard(card) {
+  if (view.phase === "discard") {   // choose two, then throw
+    selected = selected.includes(card) ? selected.filter((c) => c !== card) : [...selected, card];
+    drawHand();
+    return;
+  }
+  send("move", { cards: [card] });   // the server says why if the card cannot be played
+}
+
+function drawShow() {
+  const area = $("show-area");
+  area.hidden = !view.show;
+  if (!view.show) return;
+  const s = view.show;
+  $("show-title").textContent = `The show, deal ${s.deal} (starter ${view.starter})`;
+  $("show-counts").replaceChildren(...s.counts.map((c) => {
+    const row = document.createElement("div");
+    row.className = "count-row";
+    const who = c.owner === "you" ? "Your" : `${view.opponent}'s`;
+    row.append(`${who} ${c.what}: `);
+    c.cards.forEach((card) => row.append(cardEl(card, "span", "small")));
+    row.append(" ", c.talk === null ? "(count it yourself)" : `${c.talk} = ${c.points}`);
+    row.dataset.points = c.points === null ? "" : c.points;
+    return row;
+  }));
+  const needed = s.claims_needed;
+  $("claim-form").hidden = needed.length === 0;
+  $("claim-hand-label").hidden = !needed.includes("hand");
+  $("claim-crib-label").hidden = !needed.includes("crib");
+  $("continue").hidden = needed.length > 0 || view.over;
+}
+
+function drawTalk() {
+  const list = $("talk");
+  list.replaceChildren(...view.talk.slice().reverse().map((a) => {
+    const li = document.createElement("li");
+    li.textContent = a.text;
+    if (a.points) li.className = "scored";
+    return li;
+  }));
+  const claims = view.claims;
+  $("practice-record").textContent = claims.length
+    ? `Count practice: ${claims.filter((c) => c.right).length} of ${claims.length} right (` +
+      claims.map((c) => `${c.what} ${c.claimed}/${c.actual}`).join(", ") + ")"
+    : "";
+}
+
+function drawResult() {
+  const box = $("result");
+  box.hidden = !view.result;   // withheld while a practice count is still to be claimed
+  if (!view.result) return;
+  const rows = view.deals.map((d) =>
+    `<tr><td>${d.deal}</td><td>${d.dealer === "you" ? "you" : view.opponent}</td>` +
+    ["you", "opponent"].map((s) => `<td>${d[s].pegging}</td><td>${d[s].hand}</td>` +
+      `<td>${d[s].crib + d[s].heels}</td><td>${d[s].total}</td>`).join("") + "</tr>").join("");
+  box.innerHTML = `<h2 id="result-title"></h2><table><tr><th>deal</th><th>dealer</th>` +
+    `<th>you: peg</th><th>hand</th><th>crib</th><th>total</th>` +
+    `<th>${view.opponent}: peg</th><th>hand</th><th>crib</th><th>total</th></tr>${rows}</table>`;
+  $("result-title").textContent = view.result;
+}
+
+async function askAnalysis() {
+  try {
+    const a = await api("GET", `/api/games/${gameId}/analysis`);
+    const box = $("analysis");
+    let html;
+    if (a.kind === "discard") {
+      html = "<table><tr><th>#</th><th>throw</th><th>keep</th><th>hand</th><th>crib</th><th>net</th></tr>" +
+        a.options.map((o, i) => `<tr class="${i ? "" : "best"}"><td>${i + 1}</td><td>${o.throw.join(" ")}</td>` +
+          `<td>${o.keep.join(" ")}</td><td>${o.hand.toFixed(2)}</td><td>${o.crib.toFixed(2)}</td>` +
+          `<td>${o.net >= 0 ? "+" : ""}${o.net.toFixed(2)}</td></tr>`).join("") + "</table>";
+    } else {
+      html = "<table><tr><th>card</th><th>count</th><th>pegs now</th></tr>" +
+        a.options.map((o) => `<tr><td>${o.card}</td><td>${o.count}</td><td>${o.points}</td></tr>`).join("") +
+        "</table>";
+    }
+    const chance = a.win_chance === null ? a.win_chance_note : `${(100 * a.win_chance).toFixed(1)}%`;
+    box.innerHTML = html + `<p>Chance to win: <span id="win-chance"></span></p>`;
+    $("win-chance").textContent = chance;
+    box.hidden = false;
+  } catch (err) { say(err.message); }
+}
+
+// -- replays ----------------------------------------------------------------------------------
+
+async function readReplayFile() {
+  const file = $("replay-file").files[0];
+  if (!file) return;
+  records = [];
+  for (const line of (await file.text()).split("\n")) {
+    if (!line.trim()) continue;
+    try { records.push(JSON.parse(line)); } catch (err) { say(`not a game record line: ${err.message}`); return; }
+  }
+  const select = $("replay-game");
+  select.replaceChildren(...records.map((r, i) => {
+    const option = document.createElement("option");
+    option.value = i;
+    option.textContent = `game ${i}: ${r.players[0]} ${r.scores[0]} - ${r.scores[1]} ${r.players[1]}`;
+    return option;
+  }));
+  select.hidden = $("open-replay").hidden = records.length === 0;
+}
+
+async function openReplay() {
+  const record = records[Number($("replay-game").value)];
+  try {
+    const data = await api("POST", "/api/replay", { record });
+    replay = { ...data, index: 0 };
+    $("game").hidden = true;
+    $("replay").hidden = false;
+    drawReplay();
+    say("");
+  } catch (err) { say(err.message); }
+  rendered();
+}
+
+function drawReplay() {
+  const f = replay.frames[replay.index];
+  const names = replay.players;
+  const box = $("replay-board");
+  box.replaceChildren();
+  $("replay-title").textContent = `Replay: ${names[0]} vs ${names[1]}, deal ${f.deal}`;
+  for (const p of [0, 1]) {
+    const row = document.createElement("div");
+    row.className = "replay-hand";
+    row.id = `replay-seat-${p}`;
+    const crib = f.dealer === p ? " (crib)" : "";
+    const turn = f.to_move === p ? " \u25c0 to move" : "";
+    row.append(`${names[p]}${crib}: ${f.scores[p].front} (back ${f.scores[p].back})  hand `);
+    f.hands[p].forEach((c) => row.append(cardEl(c, "span", "small")));
+    if (f.played[p].length) row.append("  laid ", ...f.played[p].map((c) => cardEl(c, "span", "small")));
+    if (f.discards[p].length) row.append("  threw ", ...f.discards[p].map((c) => cardEl(c, "span", "small")));
+    row.append(turn);
+    box.append(row);
+  }
+  const table = document.createElement("div");
+  table.append(`Starter ${f.starter || "--"}, count ${f.count}, on the table: `);
+  f.sequence.forEach((c) => table.append(cardEl(c, "span", "small")));
+  box.append(table);
+  $("replay-step").textContent = `move ${f.step} of ${replay.frames.length - 1}` +
+    (f.action ? ` (${f.action})` : "");
+  const talk = replay.frames.slice(0, replay.index + 1).flatMap((x) => x.talk).reverse();
+  $("replay-talk").replaceChildren(...talk.map((t) => {
+    const li = document.createElement("li");
+    li.textContent = t;
+    return li;
+  }));
+}
+
+function stepReplay(to) {
+  replay.index = Math.max(0, Math.min(replay.frames.length - 1, to));
+  drawReplay();
+}
+
+// -- wiring -----------------------------------------------------------------------------------
+
+$("new-game").addEventListener("click", newGame);
+$("throw").addEventListener("click", () => send("move", { cards: selected }));
+$("ask-analysis").addEventListener("click", askAnalysis);
+$("continue").addEventListener("click", () => send("continue"));
+$("claim").addEventListener("click", () => {
+  const body = {};
+  for (const what of view.show.claims_needed) {
+    const text = $(`claim-${what}`).value;
+    body[what] = text === "" ? null : Number(text);
+  }
+  send("claim", body);
+});
+$("replay-file").addEventListener("change", readReplayFile);
+$("open-replay").addEventListener("click", openReplay);
+$("replay-start").addEventListener("click", () => stepReplay(0));
+$("replay-prev").addEventListener("click", () => stepReplay(replay.index - 1));
+$("replay-next").addEventListener("click", () => stepReplay(replay.index + 1));
+$("replay-end").addEventListener("click", () => stepReplay(replay.frames.length - 1));
+$("replay-close").addEventListener("click", () => {
+  $("replay").hidden = true;
+  if (view) $("game").hidden = false;
+});
+loadOpponents().catch((err) => say(err.message));
