@@ -323,3 +323,11 @@ def test_cli_flags_endgame_cells_as_approximate():
     far = runner.invoke(app, ["odds", "50", "60", "--pone"])
     assert near.exit_code == far.exit_code == 0
     assert "neutral play" in near.output and "neutral play" not in far.output
+
+
+def test_standard_endgame_reads_the_table_for_121_only():
+    from agents.endgame import win_table
+
+    np.testing.assert_array_equal(win_table(121), default_table().win)
+    model = win_table(61)  # no table for 61: the per-deal model
+    assert model.shape == (61, 61, 2) and 0.5 < model[0, 0, 1] < 0.6
