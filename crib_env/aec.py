@@ -46,6 +46,12 @@ mask.
   `episode="deal"` the sign of the deal's point difference is given instead when the deal ends.
 - `reward="points"`: on every step, each agent gets its points minus the opponent's points scored in
   that step (zero-sum; a game's rewards add up to the final score difference).
+- `reward="winprob"`: on every step, the change in the agent's potential `2 * P(win) - 1` from the
+  win-odds table (`crib_env.odds`): the table's value at the current scores as if the deal in progress
+  had just ended, so it moves when points are scored (and when a finished show deals on). The
+  potential before the game is 0 and at the end +1 / -1, so a game's rewards add up to exactly the
+  result of `"win"` (potential-based shaping: the best policy is unchanged). Zero-sum. Needs
+  `episode="game"` and the table's target (121).
 
 Rewards are set each step and accumulated as PettingZoo does (`_cumulative_rewards`).
 
@@ -69,7 +75,8 @@ steps and agents: treat them as read-only.
 
 ### Version history
 
-- v0: initial release.
+- v0: initial release. `reward="winprob"` was added later as a new mode; the observation and the
+  existing rewards are unchanged, so the version stays v0.
 """
 
 from __future__ import annotations
@@ -89,10 +96,11 @@ from pettingzoo.utils.env_logger import EnvLogger
 from .cards import CARD_NAMES, N_CARDS, card_str
 from .game import DISCARD, SAID_GO, Game, IllegalActionError, Phase
 from .observation import OBS_SIZE, OBSERVATION_VERSION, encode
+from .odds import potential_of, winprob_potential
 from .render import render_board
 
 AGENTS = ("player_0", "player_1")
-REWARD_MODES = ("win", "points")
+REWARD_MODES = ("win", "points", "winprob")
 EPISODE_MODES = ("game", "deal")
 RENDER_MODES = ("ansi", "human")
 ENV_NAME = f"cribbage_v{OBSERVATION_VERSION}"
@@ -268,6 +276,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         _check_choice("render_mode", render_mode, (None, *RENDER_MODES))
         _check_choice("reward", reward, REWARD_MODES)
         _check_choice("episode", episode, EPISODE_MODES)
+        if reward == "winprob" and episode != "game":
+            raise ValueError(f"reward='winprob' needs episode='game' (the chance to win the game), "
+                             f"got episode={episode!r}")
         if isinstance(target_score, bool) or not isinstance(target_score, (int, np.integer)) \
                 or target_score < 1:
             raise ValueError(f"target_score must be a positive int, got {target_score!r}")
@@ -275,6 +286,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.target_score = int(target_score)
         self.reward_mode = reward
         self.episode = episode
+        #: reward="winprob": the table's potential, and player 0's potential at the last step
+        self._phi = winprob_potential(int(target_score)) if reward == "winprob" else None
+        self._potential_0 = 0.0
         self.illegal_reward = float(illegal_reward)
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
@@ -315,6 +329,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0.0)
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
+        self._potential_0 = 0.0  # before the game: the first step's reward holds the opening edge
         self.terminations = dict.fromkeys(AGENTS, False)
         self.truncations = dict.fromkeys(AGENTS, False)
         # by player: the events seen since just before its own last move, and who said go in them
@@ -356,6 +371,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         if self.reward_mode == "points":
             margin = (game.scores[0] - score_0) - (game.scores[1] - score_1)
             reward_0 = float(margin)
+        elif self._phi is not None:
+            potential = potential_of(self._phi, game.scores[0], game.scores[1], game.dealer, 0)
+            reward_0 = potential - self._potential_0
+            self._potential_0 = potential
         elif not done:
             reward_0 = 0.0
         elif phase == _GAME_OVER:

@@ -9,8 +9,9 @@ agents with ``agents.make_agent(name)`` and pass them in.
 
 * observation: ``Box(0, 1, (OBS_SIZE,), float32)``, the layout of ``crib_env.observation``;
 * action: ``Discrete(52)``, a card id; ``action_masks()`` gives the legal cards (MaskablePPO);
-* reward: the learning seat's reward only (``reward="win"`` or ``"points"``, as in the AEC env),
-  summed over the opponent's moves that follow the learner's;
+* reward: the learning seat's reward only (``reward="win"``, ``"points"`` or ``"winprob"``, as in
+  the AEC env), summed over the opponent's moves that follow the learner's (the opponent's opening
+  moves count with the learner's first step);
 * ``seat``: ``"player_0"``, ``"player_1"`` or ``"random"`` (drawn per episode from the env's seed);
 * an illegal card ends the episode with ``illegal_reward`` and a warning naming the move
   (PettingZoo's convention; ``illegal_action="raise"`` raises ``ValueError`` instead); an action
@@ -62,6 +63,7 @@ class SingleAgentCribbageEnv(gymnasium.Env):
         self.action_space = spaces.Discrete(N_CARDS)
         self.learner = AGENTS[0]
         self._random_opponent = np.random.default_rng()
+        self._pending_reward = 0.0
 
     def reset(self, *, seed: int | None = None,
               options: dict | None = None) -> tuple[np.ndarray, dict]:
@@ -74,7 +76,9 @@ class SingleAgentCribbageEnv(gymnasium.Env):
         self._ended_by_illegal_move = False
         if hasattr(self.opponent, "reset"):
             self.opponent.reset()
-        self._play_opponent()
+        # the opponent's opening moves: their rewards (zero but for reward="winprob"'s opening
+        # edge) are paid with the learner's first step, so an episode's rewards sum as the env's
+        self._pending_reward = self._play_opponent()
         observation, _, _, info = self._learner_view()
         return observation, info
 
@@ -97,7 +101,8 @@ class SingleAgentCribbageEnv(gymnasium.Env):
             observation, _, truncated, info = self._learner_view()
             info["illegal_action"] = str(err)
             return observation, self.illegal_reward, True, truncated, info
-        reward = env.rewards[self.learner]
+        reward = env.rewards[self.learner] + self._pending_reward
+        self._pending_reward = 0.0
         reward += self._play_opponent()
         observation, terminated, truncated, info = self._learner_view()
         return observation, float(reward), terminated, truncated, info

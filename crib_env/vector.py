@@ -10,8 +10,10 @@ trained here plays there and in the AEC env unchanged:
   MaskablePPO expects; ``infos["action_mask"]`` holds the same as int8. An illegal card raises
   ``IllegalActionError`` naming the row, before any row is changed;
 * reward: ``"win"`` (+1 / -1 when the game ends; with ``episode="deal"`` the sign of the deal's
-  point difference when the deal ends) or ``"points"`` (the learner's points minus the opponent's,
-  from the learner's move through the opponent's replies);
+  point difference when the deal ends), ``"points"`` (the learner's points minus the opponent's,
+  from the learner's move through the opponent's replies) or ``"winprob"`` (the change in the
+  learner's win-odds potential over the same moves, as in ``crib_env.aec``: 0 before the game, so a
+  game's rewards add up to exactly +1 / -1; ``episode="game"`` only);
 * episodes: ``"game"`` (to the target) or ``"deal"`` (one deal of a fresh game);
 * autoreset in the same step (``AutoresetMode.SAME_STEP``, as SB3's VecEnv): a finished row comes
   back already reset; its last observation is in ``infos["final_obs"]`` (rows flagged by
@@ -68,9 +70,11 @@ from .fast import (
 )
 from .game import DEFAULT_TARGET, IllegalActionError
 from .observation import OBS_SIZE
+from .odds import winprob_potential
 
 SEAT_CHOICES = ("player_0", "player_1", "random")
-REWARD_MODES = ("win", "points")
+REWARD_MODES = ("win", "points", "winprob")
+R_WIN, R_POINTS, R_WINPROB = range(3)  # the reward modes as the kernels read them
 EPISODE_MODES = ("game", "deal")
 BatchPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -180,17 +184,24 @@ def _deal_margin(S, b, seat):
 
 
 @njit(cache=True)
-def _finish(S, seats, before, reward_points, target, single_deal, seat_mode, opp_random,
-            opp_ids, cumulative, deal_points, deal_ended, rewards, done, final_obs, final_scores):
-    """Rewards and episode ends; finished rows are encoded into ``final_obs`` and restarted."""
+def _finish(S, seats, before, reward_mode, phi, potential, target, single_deal, seat_mode,
+            opp_random, opp_ids, cumulative, deal_points, deal_ended, rewards, done, final_obs,
+            final_scores):
+    """Rewards and episode ends; finished rows are encoded into ``final_obs`` and restarted.
+    ``phi``: the winprob potential table (``crib_env.odds.winprob_potential``); ``potential``: each
+    row's learner potential at its last reward (0 for a new game)."""
     for b in range(S.shape[0]):
         seat = seats[b]
         own = S[b, SCORE + seat]
         opp = S[b, SCORE + 1 - seat]
         phase = S[b, PHASE]
         ended = phase == P_GAME_OVER or phase == P_DEAL_OVER
-        if reward_points:
+        if reward_mode == R_POINTS:
             rewards[b] = (own - before[b, 0]) - (opp - before[b, 1])
+        elif reward_mode == R_WINPROB:
+            now = phi[own, opp, 1 if S[b, DEALER] != seat else 0]
+            rewards[b] = now - potential[b]
+            potential[b] = 0.0 if ended else now
         elif phase == P_GAME_OVER:
             rewards[b] = 1.0 if S[b, WINNER] == seat else -1.0
         elif phase == P_DEAL_OVER:
@@ -293,6 +304,12 @@ class CribbageVectorEnv(VectorEnv):
         self._seat_mode = -1 if seat == "random" else SEAT_CHOICES.index(seat)
         self.reward_mode = reward
         self.episode = episode
+        if reward == "winprob" and episode != "game":
+            raise ValueError(f"reward='winprob' needs episode='game' (the chance to win the game), "
+                             f"got episode={episode!r}")
+        self._phi = (winprob_potential(int(target_score)) if reward == "winprob"
+                     else np.zeros((1, 1, 2)))
+        self._potential = np.zeros(int(num_envs), dtype=np.float64)
         self.target_score = int(target_score)
         self.single_observation_space = spaces.Box(0.0, 1.0, (OBS_SIZE,), dtype=np.float32)
         self.single_action_space = spaces.Discrete(N_CARDS)
@@ -321,6 +338,7 @@ class CribbageVectorEnv(VectorEnv):
                    self._seat_mode, self._opp_random, self.opponent_ids, self._cumulative,
                    self._deal_points, self._deal_ended)
         self._play_opponent()
+        self._potential[:] = 0.0
         self._needs_reset = False
         _observe_all(self.state, self.seats, self._obs, self._masks)
         return self._obs.copy(), {"action_mask": self._masks.copy()}
@@ -346,10 +364,10 @@ class CribbageVectorEnv(VectorEnv):
         done = np.zeros(n, dtype=np.bool_)
         final_obs = np.zeros((n, OBS_SIZE), dtype=np.float32)  # calloc: untouched pages cost nothing
         final_scores = np.zeros((n, 2), dtype=np.int64)
-        _finish(self.state, self.seats, self._before, self.reward_mode == "points",
-                self.target_score, self.episode == "deal", self._seat_mode, self._opp_random,
-                self.opponent_ids, self._cumulative, self._deal_points, self._deal_ended,
-                rewards, done, final_obs, final_scores)
+        _finish(self.state, self.seats, self._before, REWARD_MODES.index(self.reward_mode),
+                self._phi, self._potential, self.target_score, self.episode == "deal",
+                self._seat_mode, self._opp_random, self.opponent_ids, self._cumulative,
+                self._deal_points, self._deal_ended, rewards, done, final_obs, final_scores)
         if done.any():
             self._play_opponent()  # an opponent who moves first in a restarted game
         _observe_all(self.state, self.seats, self._obs, self._masks)

@@ -41,11 +41,19 @@ class MoveError(ValueError):
         self.status = status
 
 
-def win_chance(score: int, opponent_score: int, dealer: bool, target: int) -> float | None:
-    """Hook for the win-odds table (``crib odds``, built separately): the chance that the side on
-    ``score`` wins from here. Returns None while no table is wired in; the UIs then say
-    "unavailable"."""
-    return None
+def win_chance(score: int, opponent_score: int, dealer: bool,
+               target: int) -> tuple[float | None, str | None]:
+    """The chance that the side on ``score`` wins a game to ``target`` from a deal that side deals
+    (``dealer``) or not, from the packaged win-odds table (``crib odds``), and why not where it
+    cannot say: the table is for games to 121, and a missing or corrupt table is never guessed."""
+    from crib_env.odds import OddsTableError, default_table
+
+    if target != 121:
+        return None, f"unavailable: the win-odds table is for games to 121, not {target}"
+    try:
+        return default_table().win_probability(score, opponent_score, dealer), None
+    except OddsTableError as err:
+        return None, f"unavailable: {err}"
 
 
 @dataclass
@@ -364,10 +372,12 @@ class GameSession:
         """What the person's choices are worth now: in the discard, the 15 throws with expected
         hand, crib and net (the exact analyzer); in the play, the points each legal card pegs."""
         g = self.game
-        chance = win_chance(g.scores[HUMAN], g.scores[AGENT], g.dealer == HUMAN, g.target)
-        out: dict[str, Any] = {"win_chance": chance,
-                               "win_chance_note": None if chance is not None else
-                               "unavailable: no win-odds table is wired into this build"}
+        if g.phase == Phase.DISCARD:
+            chance, note = win_chance(g.scores[HUMAN], g.scores[AGENT], g.dealer == HUMAN,
+                                      g.target)
+        else:  # the table's positions are the starts of deals
+            chance, note = None, "shown at the discard: the table is for the start of a deal"
+        out: dict[str, Any] = {"win_chance": chance, "win_chance_note": note}
         if not self.your_turn:
             raise MoveError("nothing to analyze: it is not your move", 409)
         if g.phase == Phase.DISCARD and len(g.hands[HUMAN]) == 6:

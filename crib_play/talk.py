@@ -28,20 +28,9 @@ from crib_env.scoring import (
     RUN,
     THIRTY_ONE,
     ScoreEvent,
+    spoken,
     table_talk,
 )
-
-_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-          "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-          "eighteen", "nineteen"]
-
-
-def spoken(n: int) -> str:
-    """A number as said aloud: 2 -> "two", 24 -> "twenty-four"."""
-    if n < 20:
-        return _UNITS[n]
-    tens = {2: "twenty", 3: "thirty"}.get(n // 10, str(n - n % 10))
-    return tens if n % 10 == 0 else f"{tens}-{_UNITS[n % 10]}"
 
 
 def _peg_phrase(event: ScoreEvent, alone: bool) -> str:

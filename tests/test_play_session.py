@@ -11,9 +11,9 @@ import pytest
 from agents.base import RandomAgent
 from crib_env.cards import VALUE, card_str
 from crib_env.game import Game, Phase
-from crib_env.scoring import FIFTEEN, GO, HEELS, LAST_CARD, PAIR, RUN, THIRTY_ONE, ScoreEvent
+from crib_env.scoring import FIFTEEN, GO, HEELS, LAST_CARD, PAIR, RUN, THIRTY_ONE, ScoreEvent, spoken
 from crib_play.session import HUMAN, GameSession, MoveError
-from crib_play.talk import announcements, peg_talk, pegs, spoken
+from crib_play.talk import announcements, peg_talk, pegs
 from crib_play.terminal import play_terminal
 from training.evaluate import evaluate
 from training.record import game_record, read_record, read_records, replay, write_records

@@ -1,5 +1,6 @@
 """Ray (issue 14): evaluations and tournaments as Ray tasks give the local report, a worker that
-dies is retried, sweeps run on Ray Tune. The Ray tests share one local Ray with 2 CPUs."""
+dies is retried, sweeps run on Ray Tune. The Ray tests share one local Ray with 2 CPUs; those that
+start it are in the slow tier (make test-slow, which CI runs), the rest in the quick suite."""
 
 from __future__ import annotations
 
@@ -135,6 +136,7 @@ def test_a_sweep_space_is_checked_against_the_config_schema(tmp_path):
 # -- on a local Ray with 2 CPUs --
 
 @needs_ray
+@pytest.mark.slow  # starts a local Ray (10-30 s each on 2 busy cores)
 def test_a_ray_evaluation_gives_the_local_report(local_ray):
     # champion (a checkpoint, shipped through the object store) vs standard, three blocks
     local = evaluate("champion", "standard", games=40, seed=7, progress=False)
@@ -150,6 +152,7 @@ def test_a_ray_evaluation_gives_the_local_report(local_ray):
 
 
 @needs_ray
+@pytest.mark.slow  # starts a local Ray (10-30 s each on 2 busy cores)
 def test_a_ray_tournament_gives_the_local_result(local_ray):
     from training.tournament import tournament
 
@@ -163,6 +166,7 @@ def test_a_ray_tournament_gives_the_local_result(local_ray):
 
 
 @needs_ray
+@pytest.mark.slow  # starts a local Ray (10-30 s each on 2 busy cores)
 def test_a_worker_that_dies_mid_block_is_retried_and_the_report_is_unchanged(local_ray, tmp_path):
     from agents.greedy import GreedyAgent
 

@@ -166,7 +166,7 @@ def test_count_practice_through_the_api(client):
     assert all(c["points"] is not None for c in game["show"]["counts"])
 
 
-def test_analysis_gives_the_15_throws_and_no_win_chance_yet(client):
+def test_analysis_gives_the_15_throws_and_the_chance_to_win(client):
     game = new_game(client, seed=2)
     while not game["your_turn"]:
         game = client.post(f"/api/games/{game['id']}/continue").json()
@@ -174,7 +174,11 @@ def test_analysis_gives_the_15_throws_and_no_win_chance_yet(client):
     assert data["kind"] == "discard" and len(data["options"]) == 15
     nets = [o["net"] for o in data["options"]]
     assert nets == sorted(nets, reverse=True)
-    assert data["win_chance"] is None and "unavailable" in data["win_chance_note"]
+    # the packaged win-odds table's chance for 0-0 with this deal's dealer (about 56% / 44%)
+    from crib_env.odds import win_probability
+
+    assert data["win_chance"] == win_probability(0, 0, game["dealer"] == "you")
+    assert 0.4 < data["win_chance"] < 0.6 and data["win_chance_note"] is None
 
 
 def test_a_bad_replay_is_refused(client):

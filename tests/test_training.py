@@ -170,7 +170,7 @@ def test_config_with_a_bad_field_names_field_and_allowed_values(tmp_path):
     result = runner.invoke(app, ["train", "--config", str(bad)])
     assert result.exit_code == 2
     assert "policy.arch: got 'transformer'; allowed: 'cards', 'mlp' or 'afterstate'" in result.output
-    assert "env.reward: got 'score'; allowed: 'win' or 'points'" in result.output
+    assert "env.reward: got 'score'; allowed: 'win', 'points' or 'winprob'" in result.output
     assert "ppo.lr: unknown field 'lr'; allowed: learning_rate" in result.output
 
 

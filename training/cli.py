@@ -151,6 +151,25 @@ def replay(
     _run(lambda: replay_command(file, game=game))
 
 
+@app.command(context_settings={"allow_interspersed_args": True})
+def odds(
+    args: Annotated[list[str] | None, typer.Argument(
+        help="SCORE OPPONENT_SCORE to look up, or `build` to make the table")] = None,
+    dealer: Annotated[bool | None, typer.Option(
+        "--dealer/--pone", help="SCORE's side deals next / the opponent deals next")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="print the lookup as JSON")] = False,
+    plot_path: Annotated[Path | None, typer.Option("--plot", help="write a heatmap PNG here")] = None,
+    traces: Annotated[int, typer.Option(help="build: deal traces to record")] = 400_000,
+    seed: Annotated[int, typer.Option(help="build: seed of the deals")] = 0,
+    output: Annotated[Path | None, typer.Option(help="build: where to write the table")] = None,
+    table: Annotated[Path | None, typer.Option(help="table file (default: the packaged one)")] = None,
+) -> None:
+    """Chance to win from a board position: `crib odds 95 100 --dealer`; `crib odds build`."""
+    from training.odds import odds_command
+
+    _run(lambda: odds_command(args or [], dealer, json_out, plot_path, traces, seed, output, table))
+
+
 def _run(command) -> None:
     """Show bad input as one clear line and exit 2, instead of a traceback; a training stopped by
     SIGINT / SIGTERM (saved, see training.trainer) exits 130 / 143."""

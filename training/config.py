@@ -29,8 +29,10 @@ class _Section(BaseModel):
 class EnvConfig(_Section):
     """The single-agent training environment."""
 
-    reward: Literal["win", "points"] = Field(
-        "points", description="win: +1/-1 at the end; points: own minus opponent's points per step")
+    reward: Literal["win", "points", "winprob"] = Field(
+        "points", description="win: +1/-1 at the end; points: own minus opponent's points per step; "
+                              "winprob: the change in the win-odds table's chance to win per step "
+                              "(sums to +1/-1 over a game; needs episode: game, target_score: 121)")
     episode: Literal["game", "deal"] = Field(
         "deal", description="an episode is one deal, or a whole game to target_score")
     target_score: int = Field(121, ge=1, le=121, description="game target (121 standard)")
@@ -225,6 +227,10 @@ class RunConfig(_Section):
             if self.selfplay.fallback in STATEFUL_OPPONENTS:
                 raise ValueError(f"selfplay.fallback: {self.selfplay.fallback!r} cannot act in "
                                  f"batch; use train.engine: python for it")
+        if self.env.reward == "winprob" and (self.env.episode != "game"
+                                             or self.env.target_score != 121):
+            raise ValueError("env.reward: winprob needs env.episode: game and env.target_score: 121 "
+                             "(the win-odds table's game)")
         if self.algo == "dmc":
             if self.train.engine != "fast":
                 raise ValueError("algo 'dmc' runs on train.engine: fast only")

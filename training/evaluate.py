@@ -165,6 +165,9 @@ class GameResult:
     regret: list[list[float]]
     #: the game as ``training.record`` writes it, when the evaluation records games
     record: dict[str, Any] | None = None
+    #: the agent's win probability added per deal (``deal_win_probability``): [as dealer, dealer
+    #: deals, as pone, pone deals]; None without the win-odds table
+    winprob: list[float] | None = None
 
     @property
     def agent_won(self) -> bool:
@@ -200,6 +203,7 @@ def game_result(game: Game, plan: GamePlan, regret_fn: RegretFn | None = None) -
                 acc[_CRIB] += record.crib
                 acc[_HEELS] += record.heels
             acc[_DEALS] += 1
+    winprob = deal_win_probability(game, seat)
     return GameResult(
         index=plan.index,
         agent_deals_first=plan.agent_deals_first,
@@ -210,7 +214,44 @@ def game_result(game: Game, plan: GamePlan, regret_fn: RegretFn | None = None) -
         deals=len(game.records),
         role_points=role_points,
         regret=regret,
+        winprob=winprob,
     )
+
+
+@lru_cache(maxsize=1)
+def _odds_table() -> Any:
+    from crib_env.odds import OddsTableError, default_table
+
+    try:
+        return default_table()
+    except OddsTableError:
+        return None  # reported as unavailable, never guessed
+
+
+def deal_win_probability(game: Game, seat: int) -> list[float] | None:
+    """For each deal, the change in ``seat``'s chance to win from the win-odds table: from the
+    deal's start (scores, who deals) to the next deal's start, or to 1 / 0 when the deal ends the
+    game. Summed by role: [as dealer, dealer deals, as pone, pone deals]. Under the table's own
+    strategy (standard vs standard) each deal's change averages zero, so the mean says how much
+    win probability a side adds per deal over that level, and in which role. None without the
+    table or for a target other than the table's."""
+    table = _odds_table()
+    if table is None or game.target != table.target:
+        return None
+    out = [0.0, 0.0, 0.0, 0.0]
+    scores = [0, 0]
+    for record in game.records:
+        before = table.win_probability(scores[seat], scores[1 - seat], record.dealer == seat)
+        for player in (0, 1):
+            scores[player] = min(scores[player] + record.points(player), game.target)
+        if max(scores) >= game.target:
+            after = 1.0 if scores[seat] >= game.target else 0.0
+        else:  # the next deal is dealt by this deal's pone
+            after = table.win_probability(scores[seat], scores[1 - seat], record.dealer != seat)
+        role = 0 if record.dealer == seat else 2
+        out[role] += after - before
+        out[role + 1] += 1
+    return out
 
 
 def exact_regret_fn() -> RegretFn | None:
@@ -399,6 +440,9 @@ class EvaluationReport:
     #: mean expected points lost per discard against the exact analyzer, by side; None if the
     #: analyzer is unavailable or regret was switched off
     discard_regret: dict[str, float] | None
+    #: the agent's mean win probability added per deal by role (``deal_win_probability``):
+    #: {"dealer", "pone", "all"}; None without the win-odds table
+    winprob_per_deal: dict[str, float] | None = None
     engine: str = "game"  # "fast" (compiled core, games interleaved) or "game" (plain engine)
     seconds: float = 0.0
     games_per_second: float = 0.0
@@ -438,6 +482,8 @@ class EvaluationReport:
                          for side, roles in self.per_deal.items()},
             "discard_regret": (None if self.discard_regret is None
                                else {k: _r(v) for k, v in self.discard_regret.items()}),
+            "winprob_per_deal": (None if self.winprob_per_deal is None
+                                 else {k: _r(v) for k, v in self.winprob_per_deal.items()}),
         }
         if volatile:
             out.update(seconds=_r(self.seconds), games_per_second=_r(self.games_per_second),
@@ -478,6 +524,12 @@ class EvaluationReport:
             summary.add_row("discard regret (points per discard)",
                             f"{self.discard_regret['agent']:.3f} / "
                             f"{self.discard_regret['opponent']:.3f}")
+        if self.winprob_per_deal is None:
+            summary.add_row("win probability added per deal", "n/a (no win-odds table)")
+        else:
+            w = self.winprob_per_deal
+            summary.add_row("win chance added per deal (dealer / pone / all)",
+                            f"{w['dealer']:+.2%} / {w['pone']:+.2%} / {w['all']:+.2%}")
         summary.add_row("games per second",
                         f"{self.games_per_second:.1f} ({self.workers} worker"
                         f"{'s' if self.workers != 1 else ''})")
@@ -546,6 +598,12 @@ def summarize(results: Sequence[GameResult], agent: str, opponent: str, seed: in
             count = sum(r.regret[s][1] for r in results)
             discard_regret[side] = math.fsum(r.regret[s][0] for r in results) / count
 
+    winprob_per_deal = None
+    if results and all(r.winprob is not None for r in results):
+        sums = [math.fsum(r.winprob[k] for r in results) for k in range(4)]
+        winprob_per_deal = {"dealer": sums[0] / max(sums[1], 1), "pone": sums[2] / max(sums[3], 1),
+                            "all": (sums[0] + sums[2]) / max(sums[1] + sums[3], 1)}
+
     return EvaluationReport(
         agent=agent, opponent=opponent, games=n, seed=seed, duplicate=duplicate, target=target,
         wins=wins, losses=n - wins, win_rate=win_rate,
@@ -562,6 +620,7 @@ def summarize(results: Sequence[GameResult], agent: str, opponent: str, seed: in
         deals_per_game=sum(r.deals for r in results) / n,
         per_deal=per_deal,
         discard_regret=discard_regret,
+        winprob_per_deal=winprob_per_deal,
         margins=margins,
     )
 

@@ -1,0 +1,142 @@
+"""``crib odds``: look up the chance to win from a board position, build the table, draw it.
+
+* ``crib odds 95 100 --dealer [--json]``: P(win) for the player on 95 against 100 who deals next;
+* ``crib odds build [--traces N] [--seed S] [--output PATH]``: record N deal traces of standard
+  against standard on the compiled core (``agents.odds_games``), solve the dynamic program
+  (``crib_env.odds_dp``) and write the table (``crib_env.odds`` format);
+* ``crib odds --plot out.png``: a heatmap of the whole table, both dealers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from crib_env.odds import DEFAULT_TABLE, WinOdds, load_table, save_table
+
+DEFAULT_TRACES = 400_000
+STRATEGY = "standard vs standard"
+TRACE_CHUNK = 10_000
+BATCHES = 16
+
+
+def build(traces: int = DEFAULT_TRACES, seed: int = 0, output: Path = DEFAULT_TABLE,
+          target: int = 121) -> WinOdds:
+    """Record ``traces`` deals (trace ``i`` from seed ``seed * 2**32 + i``), solve, write
+    ``output`` and return the table."""
+    if traces < 1000:
+        raise ValueError(f"--traces must be at least 1000 for a usable table, got {traces}")
+    if seed < 0:
+        raise ValueError(f"--seed must be >= 0, got {seed}")
+    from agents.odds_games import traces as record
+    from crib_env.odds_dp import build_table
+
+    seeds = np.arange(traces, dtype=np.int64) + np.int64(seed) * (1 << 32)
+    chunks = [seeds[i:i + TRACE_CHUNK] for i in range(0, traces, TRACE_CHUNK)]
+    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+               TimeElapsedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True)) as progress:
+        task = progress.add_task("deal traces (standard vs standard)", total=traces)
+        events = []
+        for chunk in chunks:
+            events.append(record(chunk))
+            progress.advance(task, len(chunk))
+        events = np.concatenate(events)
+        task = progress.add_task("dynamic program (batches + whole)", total=BATCHES + 1)
+        win, stderr = build_table(events, target, BATCHES, lambda k: progress.advance(task, k))
+    header = {"strategy": STRATEGY, "traces": int(traces), "seed": int(seed), "batches": BATCHES,
+              "stderr_method": f"batch means over {BATCHES} equal parts of the traces",
+              "trace_play": "each deal played from 0-0 (standard's neutral, not endgame, play)"}
+    save_table(output, win, stderr, header)
+    return load_table(output)
+
+
+def endgame_cell(table: WinOdds, score: int, opponent_score: int) -> bool:
+    """True where the standard agent plays for the win (either side within
+    ``agents.endgame.ENDGAME_NEED`` of the target) and the undecided cell comes from neutral play,
+    so it is an approximation for that agent (measured in BENCHMARKS.md)."""
+    from agents.endgame import ENDGAME_NEED
+
+    need = min(table.target - score, table.target - opponent_score)
+    return 0 < need <= ENDGAME_NEED
+
+
+def odds_report(table: WinOdds, score: int, opponent_score: int, dealer: bool) -> dict:
+    """The lookup as the JSON contract names it."""
+    return {"score": score, "opponent_score": opponent_score, "dealer": bool(dealer),
+            "win_probability": table.win_probability(score, opponent_score, dealer),
+            "stderr": table.standard_error(score, opponent_score, dealer)}
+
+
+def plot(table: WinOdds, output: Path) -> None:
+    """Heatmaps of P(win) by own score (rows) and opponent's score (columns), for each dealer."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5.5), constrained_layout=True)
+    for ax, d, title in ((axes[0], 1, "you deal next"), (axes[1], 0, "opponent deals next")):
+        image = ax.imshow(table.win[:, :, d], origin="lower", cmap="RdBu", vmin=0, vmax=1)
+        ax.set_title(f"P(win), {title}")
+        ax.set_xlabel("opponent's score")
+        ax.set_ylabel("your score")
+    fig.colorbar(image, ax=axes, label="chance to win")
+    fig.suptitle(f"Win odds ({table.header['strategy']}, {table.header['traces']:,} traces, "
+                 f"max stderr {100 * table.header['max_stderr']:.2f} pp)")
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(output, dpi=100)
+    plt.close(fig)
+
+
+def odds_command(args: list[str], dealer: bool | None, json_out: bool, plot_path: Path | None,
+                 traces: int, seed: int, output: Path | None, table_path: Path | None) -> None:
+    """The ``crib odds`` command line (see the module docstring)."""
+    console = Console()
+    if args and args[0] == "build":
+        if len(args) > 1:
+            raise ValueError(f"`crib odds build` takes no scores, got {' '.join(args[1:])}")
+        out = output or table_path or DEFAULT_TABLE
+        table = build(traces, seed, out)
+        console.print(f"wrote {out}: {traces:,} traces, seed {seed}, first dealer wins "
+                      f"{100 * table.win[0, 0, 1]:.2f}% at 0-0, max stderr "
+                      f"{100 * table.header['max_stderr']:.3f} pp")
+        return
+    if len(args) not in (0, 2):
+        raise ValueError(f"expected SCORE OPPONENT_SCORE (or `build`), got {' '.join(args)!r}")
+    scores = []
+    names = ("SCORE", "OPPONENT_SCORE")[:len(args)]
+    for name, text in zip(names, args, strict=True):
+        if not text.isdigit():
+            raise ValueError(f"{name} must be a whole number of points, got {text!r}")
+        scores.append(int(text))
+    if not scores and plot_path is None:
+        raise ValueError("give SCORE OPPONENT_SCORE --dealer|--pone, `build`, or --plot PATH")
+    if scores and dealer is None:
+        raise ValueError("say who deals next: --dealer (SCORE's side) or --pone")
+    table = load_table(table_path)
+    for name, value in zip(names, scores, strict=True):
+        if value > table.target:
+            raise ValueError(f"{name} must be in 0..{table.target}, got {value}")
+    if scores:
+        report = odds_report(table, scores[0], scores[1], bool(dealer))
+        if json_out:
+            print(json.dumps(report))
+        else:
+            role = "dealing next" if dealer else "opponent dealing next"
+            console.print(f"{scores[0]} to {scores[1]}, {role}: win {100 * report['win_probability']:.1f}% "
+                          f"(± {100 * report['stderr']:.2f} pp; {table.header['strategy']}, "
+                          f"{table.header['traces']:,} traces)")
+            if endgame_cell(table, *scores):
+                console.print("note: near the end the table assumes standard's neutral play; the real "
+                              "agent plays for the win there and its odds differ by up to about 5 pp "
+                              "(BENCHMARKS.md, Win odds)")
+    if plot_path is not None:
+        plot(table, plot_path)
+        if not json_out:
+            console.print(f"wrote {plot_path}")
