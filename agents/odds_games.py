@@ -31,30 +31,14 @@ from .standard_batch import standard_actions
 MAX_EVENTS = 12
 _TARGET = 121
 
-_HAND = fast.HAND
-_PHASE = fast.PHASE
-_TO_MOVE = fast.TO_MOVE
-_DEALER = fast.DEALER
-_SCORE = fast.SCORE
-_PEG = fast.PEG
-_HAND_PTS = fast.HAND_PTS
-_CRIB_PTS = fast.CRIB_PTS
-_HEELS_PTS = fast.HEELS_PTS
-_WINNER = fast.WINNER
-_P_PLAY = fast.P_PLAY
-_P_DEAL_OVER = fast.P_DEAL_OVER
-_P_GAME_OVER = fast.P_GAME_OVER
-_OBS_SIZE = OBS_SIZE
-_N_CARDS = N_CARDS
-
 
 @njit(cache=True)
 def _standard_move(S, b, obs, legal, out, table):
     """Standard's card for the player to move in row ``b`` (scratch arrays ``obs`` (1, OBS),
     ``legal`` (1, 52), ``out`` (1,))."""
-    fast.encode_obs(S, b, S[b, _TO_MOVE], obs[0])
+    fast.encode_obs(S, b, S[b, fast.TO_MOVE], obs[0])
     bits = fast.legal_bits(S, b)
-    for c in range(_N_CARDS):
+    for c in range(N_CARDS):
         legal[0, c] = (bits >> c) & 1
     standard_actions(obs, legal, table, out)
     return out[0]
@@ -74,35 +58,35 @@ def record_traces(seeds, table, events):
     from the seed, dealer ``seed % 2``) and write its trace into ``events`` int8 (n, MAX_EVENTS)
     (0 = no event). ``table``: ``agents.endgame.win_table(121)``. Returns the number of moves."""
     S = fast.new_state(1)
-    obs = np.zeros((1, _OBS_SIZE), dtype=np.float32)
-    legal = np.zeros((1, _N_CARDS), dtype=np.int8)
+    obs = np.zeros((1, OBS_SIZE), dtype=np.float32)
+    legal = np.zeros((1, N_CARDS), dtype=np.int8)
     out = np.zeros(1, dtype=np.int64)
     moves = 0
     for t in range(seeds.shape[0]):
         events[t, :] = 0
         fast.init_game(S, 0, seeds[t], _TARGET, seeds[t] % 2, True)
-        dealer = S[0, _DEALER]
+        dealer = S[0, fast.DEALER]
         pone = 1 - dealer
         n = 0
-        while S[0, _PHASE] <= _P_PLAY:
-            mover = S[0, _TO_MOVE]
-            heels = S[0, _HEELS_PTS]
-            peg = S[0, _PEG + mover]
-            hand_pone = S[0, _HAND_PTS + pone]
-            hand_dealer = S[0, _HAND_PTS + dealer]
-            crib = S[0, _CRIB_PTS]
+        while S[0, fast.PHASE] <= fast.P_PLAY:
+            mover = S[0, fast.TO_MOVE]
+            heels = S[0, fast.HEELS_PTS]
+            peg = S[0, fast.PEG + mover]
+            hand_pone = S[0, fast.HAND_PTS + pone]
+            hand_dealer = S[0, fast.HAND_PTS + dealer]
+            crib = S[0, fast.CRIB_PTS]
             card = _standard_move(S, 0, obs, legal, out, table)
             if fast.apply_action(S, 0, card) != fast.OK:
                 raise ValueError("standard chose an illegal card while recording a trace")
             moves += 1
             sign = 1 if mover == dealer else -1
             # the rules' order within one move: heels at the cut, the card's points, then the show
-            n = _push(events, t, n, S[0, _HEELS_PTS] - heels)
-            n = _push(events, t, n, sign * (S[0, _PEG + mover] - peg))
-            n = _push(events, t, n, -(S[0, _HAND_PTS + pone] - hand_pone))
-            n = _push(events, t, n, S[0, _HAND_PTS + dealer] - hand_dealer)
-            n = _push(events, t, n, S[0, _CRIB_PTS] - crib)
-        if S[0, _PHASE] != _P_DEAL_OVER:
+            n = _push(events, t, n, S[0, fast.HEELS_PTS] - heels)
+            n = _push(events, t, n, sign * (S[0, fast.PEG + mover] - peg))
+            n = _push(events, t, n, -(S[0, fast.HAND_PTS + pone] - hand_pone))
+            n = _push(events, t, n, S[0, fast.HAND_PTS + dealer] - hand_dealer)
+            n = _push(events, t, n, S[0, fast.CRIB_PTS] - crib)
+        if S[0, fast.PHASE] != fast.P_DEAL_OVER:
             raise ValueError("a trace deal ended the game from 0-0")
     return moves
 
@@ -113,20 +97,20 @@ def play_games_from(own, opp, own_deals, seeds, target, table, winners):
     ``opp``, player 0 deals the first deal if ``own_deals``; game ``i`` seeded ``seeds[i]``. Writes
     each winner (0 / 1) into ``winners``. ``table``: ``agents.endgame.win_table(target)``."""
     S = fast.new_state(1)
-    obs = np.zeros((1, _OBS_SIZE), dtype=np.float32)
-    legal = np.zeros((1, _N_CARDS), dtype=np.int8)
+    obs = np.zeros((1, OBS_SIZE), dtype=np.float32)
+    legal = np.zeros((1, N_CARDS), dtype=np.int8)
     out = np.zeros(1, dtype=np.int64)
     for i in range(seeds.shape[0]):
         fast.init_game(S, 0, seeds[i], target, 0 if own_deals else 1, False)
-        S[0, _SCORE] = own
-        S[0, _SCORE + 1] = opp
+        S[0, fast.SCORE] = own
+        S[0, fast.SCORE + 1] = opp
         S[0, fast.PREV] = own
         S[0, fast.PREV + 1] = opp
-        while S[0, _PHASE] != _P_GAME_OVER:
+        while S[0, fast.PHASE] != fast.P_GAME_OVER:
             card = _standard_move(S, 0, obs, legal, out, table)
             if fast.step_game(S, 0, card) != fast.OK:
                 raise ValueError("standard chose an illegal card in a game")
-        winners[i] = S[0, _WINNER]
+        winners[i] = S[0, fast.WINNER]
 
 
 def traces(seeds: np.ndarray) -> np.ndarray:
