@@ -61,6 +61,19 @@ def dmc(name: str = "crashdmc", **changes) -> dict:
     return data
 
 
+def distill(name: str = "crashdistill") -> dict:
+    """Distillation: the recording (two chunks, each its own file operation) and then a step of
+    32 decisions at a time, with the saves and evaluations of the other runs."""
+    data = tiny(name, train={"total_timesteps": 256, "engine": "python"}, eval={"every": 128})
+    data.update(algo="distill", opponents=[{"agent": "random"}],
+                policy={"arch": "cards", "features": False, "hidden": 8, "context": 8,
+                        "embed": 4},
+                distill={"teacher": "greedy", "chunks": 2, "batch_size": 32})
+    for key in ("ppo", "selfplay"):
+        data.pop(key)
+    return data
+
+
 def write(tmp: Path, data: dict) -> Path:
     path = tmp / f"{data['name']}.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -81,8 +94,9 @@ def python_engine() -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("make", "every"), [(tiny, 1), (dmc, 1), (python_engine, 3)],
-                         ids=["ppo", "dmc", "python-engine-every-3rd"])
+@pytest.mark.parametrize(("make", "every"),
+                         [(tiny, 1), (dmc, 1), (python_engine, 3), (distill, 2)],
+                         ids=["ppo", "dmc", "python-engine-every-3rd", "distill-every-2nd"])
 def test_a_kill_at_every_file_operation_resumes_to_the_same_run(tmp_path, make, every):
     """For every K, a run killed just before its K-th file operation (checkpoint, snapshot,
     best, evaluation line, summary) and resumed ends at the same step count with the same

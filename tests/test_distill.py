@@ -1,5 +1,5 @@
-"""Policy distillation (training.distill): what is recorded, that a recording is a function of its
-seed and resumes, and that the fitted network is a checkpoint that plays the teacher's cards."""
+"""Policy distillation (training.distill, ``algo: distill``): what is recorded, that a recording
+is a function of its seed and resumes, and that a run learns the teacher's choices."""
 
 from __future__ import annotations
 
@@ -9,9 +9,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.learned import load_learned_agent
 from agents.base import RandomAgent
-from training.distill import CHUNK_GAMES, RecordingAgent, fit, load_chunks, main, record_chunk
+from agents.learned import load_learned_agent
+from training.config import parse_config
+from training.distill import (
+    CHUNK_GAMES,
+    RecordingAgent,
+    load_recording,
+    record,
+    record_chunk,
+    rotation,
+)
+from training.trainer import train
 
 
 def test_recording_keeps_only_decisions_with_a_choice() -> None:
@@ -30,44 +39,70 @@ def test_a_chunk_is_a_function_of_seed_and_number() -> None:
     first = record_chunk("standard", "greedy", seed=3, number=1)
     again = record_chunk("standard", "greedy", seed=3, number=1)
     other = record_chunk("standard", "greedy", seed=3, number=2)
-    for key in first:
+    for key in ("obs", "masks", "cards"):
         assert np.array_equal(first[key], again[key])
     assert not np.array_equal(first["cards"][:50], other["cards"][:50])
 
 
-def test_record_resumes_and_refuses_another_recording(tmp_path: Path, capsys) -> None:
+def test_rotation_gives_whole_chunks_by_weight() -> None:
+    assert rotation([("standard", 2), ("greedy", 1.0)]) == ["standard", "standard", "greedy"]
+    with pytest.raises(ValueError, match="not a whole number"):
+        rotation([("standard", 1.5)])
+
+
+def test_record_resumes_and_refuses_another_recording(tmp_path: Path) -> None:
     out = tmp_path / "rec"
-    args = ["record", "--out", str(out), "--teacher", "standard", "--opponents", "greedy",
-            "--chunks", "2", "--seed", "1"]
-    assert main(args) == 0
+    assert record(out, "standard", ["greedy"], 2, seed=1, progress=False) == 0
     written = {p.name: p.stat().st_mtime_ns for p in out.glob("chunk_*.npz")}
     assert sorted(written) == ["chunk_00000.npz", "chunk_00001.npz"]
-    assert main(args[:-2] + ["--chunks", "2", "--seed", "1"]) == 0  # nothing left to do
+    assert record(out, "standard", ["greedy"], 2, seed=1, progress=False) == 0
     assert {p.name: p.stat().st_mtime_ns for p in out.glob("chunk_*.npz")} == written
-    with pytest.raises(SystemExit, match="holds a recording of"):
-        main(args[:-1] + ["2"])  # another seed into the same folder
+    with pytest.raises(ValueError, match="holds a recording of"):
+        record(out, "standard", ["greedy"], 2, seed=2, progress=False)
+    stopped = record(out, "standard", ["greedy"], 4, seed=1, progress=False,
+                     should_stop=lambda: True)
+    assert stopped == 2
+    with pytest.raises(ValueError, match="unfinished"):
+        load_recording(out, 4)
 
 
-def test_bad_teacher_fails_before_any_game(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="nosuch"):
-        main(["record", "--out", str(tmp_path / "r"), "--teacher", "nosuch", "--chunks", "1"])
-    assert not (tmp_path / "r").exists()
+def distill_config(tmp: Path, **distill) -> dict:
+    return {"name": "tinydistill", "seed": 2, "algo": "distill",
+            "opponents": [{"agent": "greedy", "weight": 1}],
+            "policy": {"arch": "cards", "features": True, "hidden": 32, "context": 32,
+                       "embed": 8},
+            "distill": {"teacher": "standard", "chunks": 11, "learning_rate": 3e-3,
+                        "batch_size": 256, "recording": str(tmp / "rec"), **distill},
+            "train": {"engine": "python", "total_timesteps": 30_000, "save_every": 10_000,
+                      "progress_bar": False},
+            "eval": {"every": 15_000, "games": 20, "opponents": ["greedy"], "at_start": True}}
 
 
-def test_fit_learns_the_teachers_cards(tmp_path: Path) -> None:
-    """Standard's choices (deterministic expected values) are learnable: a small network
-    agrees with it on most held-out decisions and plays it as a checkpoint."""
-    out = tmp_path / "rec"
-    main(["record", "--out", str(out), "--teacher", "standard", "--opponents", "greedy",
-          "--chunks", "11", "--seed", "2"])
-    train, held = load_chunks(out)
-    assert len(held["cards"]) > 0 and len(train["cards"]) > 8 * len(held["cards"])
-    last = fit(out, tmp_path / "student", {"features": True, "prior": False, "hidden": 32,
-                                           "context": 32, "embed": 8},
-               epochs=3, lr=3e-3, batch_size=256, seed=0)
-    assert last["held_agreement"] > 0.8
-    student = load_learned_agent(tmp_path / "student")
-    meta = json.loads((tmp_path / "student" / "meta.json").read_text())
-    assert meta["algo"] == "distill" and meta["distill"]["teacher"] == "standard"
-    picks = student.act_batch(held["obs"], held["masks"])
-    assert np.mean(picks == held["cards"]) == pytest.approx(last["held_agreement"], abs=1e-6)
+def test_a_distill_run_learns_the_teachers_choices(tmp_path: Path) -> None:
+    """Standard's choices (deterministic expected values) are learnable: a small network agrees
+    with them on most held-out decisions, and the run's checkpoint plays them."""
+    cfg = parse_config(distill_config(tmp_path))
+    run = train(cfg, output_dir=tmp_path / "runs")
+    train_set, held, _ = load_recording(tmp_path / "rec", 11)
+    assert len(held) > 0 and len(train_set) > 8 * len(held)
+    meta = json.loads((run / "latest" / "meta.json").read_text())
+    assert meta["algo"] == "distill" and meta["num_timesteps"] == 30_000
+    assert meta["distill"]["decisions"] == len(train_set)
+    student = load_learned_agent(run / "latest")
+    agree = float(np.mean(student.act_batch(held.obs, held.masks) == held.cards))
+    assert agree > 0.8
+    evals = [json.loads(line) for line in (run / "evals.jsonl").read_text().splitlines()]
+    steps = [line["step"] for line in evals]
+    assert steps[0] == 0 and steps[-1] == 30_000 and 15_000 <= steps[1] < 15_000 + 256
+    assert evals[-1]["results"]["greedy"]["win_rate"] > evals[0]["results"]["greedy"]["win_rate"]
+
+
+def test_distill_config_errors() -> None:
+    base = distill_config(Path("/tmp"))
+    with pytest.raises(ValueError, match="train.engine: python"):
+        parse_config({**base, "train": {"engine": "fast"}})
+    with pytest.raises(ValueError, match="whole weights"):
+        parse_config({**base, "opponents": [{"agent": "greedy", "weight": 0.5}]})
+    with pytest.raises(ValueError, match="'self' is not one"):
+        parse_config({**base, "opponents": [{"agent": "self"}]})
+    assert parse_config(base).distill.teacher == "standard"  # the base itself is valid

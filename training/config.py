@@ -143,6 +143,22 @@ class DMCConfig(_Section):
         return self
 
 
+class DistillConfig(_Section):
+    """Policy distillation (``algo: distill``, training.distill): the network learns the teacher's
+    choices, recorded from the teacher's games against the config's opponents."""
+
+    teacher: str = Field("expert", description="the agent whose choices are learned")
+    chunks: int = Field(400, ge=1, description="chunks of 25 recorded games (about 1,000 "
+                                               "decisions each)")
+    recording: str | None = Field(
+        None, description="folder of the recording (reused where it holds the same teacher, "
+                          "opponents and seed); default: recording/ in the run folder")
+    workers: int = Field(1, ge=1, le=64, description="processes recording games")
+    learning_rate: float = Field(1e-3, gt=0, le=1, description="Adam's rate, cosine to 0 over "
+                                                              "train.total_timesteps")
+    batch_size: int = Field(512, ge=8, description="decisions per gradient step")
+
+
 class TrainConfig(_Section):
     """Budget and parallelism."""
 
@@ -199,8 +215,9 @@ class RunConfig(_Section):
     name: str = Field(description="config name, part of the run name", pattern=r"^[A-Za-z0-9_.-]+$")
     seed: int = Field(0, ge=0, le=SEED_MAX,
                       description="seeds Python, NumPy, Torch and the environments")
-    algo: Literal["ppo", "dmc"] = Field(
-        "ppo", description="ppo: MaskablePPO; dmc: Deep Monte-Carlo Q regression (training.dmc)")
+    algo: Literal["ppo", "dmc", "distill"] = Field(
+        "ppo", description="ppo: MaskablePPO; dmc: Deep Monte-Carlo Q regression (training.dmc); "
+                           "distill: learn a teacher's choices (training.distill)")
     env: EnvConfig = EnvConfig()
     opponents: list[OpponentConfig] = Field(
         default_factory=lambda: [OpponentConfig(agent="greedy")], min_length=1)
@@ -208,6 +225,7 @@ class RunConfig(_Section):
     policy: PolicyConfig = PolicyConfig()
     ppo: PPOConfig = PPOConfig()
     dmc: DMCConfig = DMCConfig()
+    distill: DistillConfig = DistillConfig()
     train: TrainConfig = TrainConfig()
     eval: EvalConfig = EvalConfig()
     init_from: str | None = Field(None, description="start from this checkpoint's weights")
@@ -231,6 +249,17 @@ class RunConfig(_Section):
                                              or self.env.target_score != 121):
             raise ValueError("env.reward: winprob needs env.episode: game and env.target_score: 121 "
                              "(the win-odds table's game)")
+        if self.algo == "distill":
+            if self.train.engine != "python":
+                raise ValueError("algo 'distill' records the teacher's games on the python "
+                                 "engine: set train.engine: python")
+            for o in self.opponents:
+                if o.agent == SELF:
+                    raise ValueError("opponents: algo 'distill' records games against fixed "
+                                     "opponents; 'self' is not one")
+                if o.weight != int(o.weight):
+                    raise ValueError(f"opponents: {o.agent!r} has weight {o.weight}; algo "
+                                     f"'distill' needs whole weights (chunks in turn)")
         if self.algo == "dmc":
             if self.train.engine != "fast":
                 raise ValueError("algo 'dmc' runs on train.engine: fast only")

@@ -1,27 +1,27 @@
-"""Policy distillation: a network learns to choose the card a search agent chooses.
+"""Policy distillation (``algo: distill``): a network learns to choose the card a search agent
+chooses.
 
 The expert decides each card with hundreds of simulated deals (milliseconds per decision); a
-network that imitates it decides in microseconds, can be trained further, and plays in batches.
+network that imitates it decides in microseconds and plays in batches. The run has two parts, both
+restartable:
 
-Two steps, each restartable:
-
-* ``record``: the teacher plays whole games (python engine) against a rotation of opponents and
-  every decision it makes with more than one legal card is stored as (observation, legal mask,
-  card). Games come in numbered chunks, each written atomically to its own file and derived from
-  the seed and its number alone, so a killed recording resumes by skipping the chunks on disk and
-  several processes can share the work (``--shard i/n``).
-* ``fit``: cross-entropy of the network's legal-card logits against the teacher's card, over all
-  recorded chunks (a fixed share held out to measure agreement), saved as an ordinary checkpoint
-  that ``LearnedAgent`` plays.
+* **Recording.** The teacher plays whole games (python engine) against the config's opponents, and
+  every decision it makes with more than one legal card is kept as (observation, legal mask, card).
+  Games come in numbered chunks of ``CHUNK_GAMES``; chunk ``k`` is a function of the seed and ``k``
+  alone and is written atomically to its own file, so a killed recording resumes by skipping the
+  chunks on disk, and a recording folder can be shared by runs that ask for the same one.
+* **Fitting.** Cross-entropy of the network's legal-card logits against the teacher's card
+  (``imitation_step``); every ``HELD_OUT_EVERY``-th chunk is kept out to measure agreement.
 """
 
 from __future__ import annotations
 
-import argparse
+import io
 import json
-import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +29,19 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.learned import build_network, network_input_batch
 from crib_env.cards import N_CARDS
 from crib_env.observation import OBS_SIZE
-from training.checkpoint import save_checkpoint
-from training.evaluate import build_agent, derive_seed, game_plan, play_game
-from training.files import atomic_write, atomic_write_text
+
+from .evaluate import build_agent, derive_seed, game_plan, play_game
+from .files import atomic_write, atomic_write_text
 
 CHUNK_GAMES = 25
 CHUNK_PATTERN = "chunk_{:05d}.npz"
-#: share of the decisions (by chunk) kept out of training to measure agreement with the teacher
+SPEC_FILE = "recording.json"
+#: every this many chunks, one is kept out of training to measure agreement with the teacher
 HELD_OUT_EVERY = 20
+#: the logit given to illegal cards in the loss (far below any legal one)
+ILLEGAL_LOGIT = -1e9
 
 
 class RecordingAgent:
@@ -65,8 +67,21 @@ class RecordingAgent:
         self.agent.reset()
 
 
+def rotation(opponents: Sequence[tuple[str, float]]) -> list[str]:
+    """The opponents chunk by chunk: chunk ``k`` meets ``rotation[k % len(rotation)]``, each name
+    as many times in a row as its (whole) weight."""
+    out = []
+    for name, weight in opponents:
+        if weight != int(weight):
+            raise ValueError(f"opponent {name!r}: weight {weight} is not a whole number "
+                             f"(distillation gives each opponent whole chunks in turn)")
+        out += [name] * int(weight)
+    return out
+
+
 def record_chunk(teacher: str, opponent: str, seed: int, number: int) -> dict[str, np.ndarray]:
     """The teacher's decisions in the ``CHUNK_GAMES`` games of chunk ``number``."""
+    started = time.perf_counter()
     chunk_seed = derive_seed(seed, "distill", number)
     recorder = RecordingAgent(build_agent(teacher, seed=derive_seed(chunk_seed, "teacher")))
     rival = build_agent(opponent, seed=derive_seed(chunk_seed, "opponent"))
@@ -74,154 +89,129 @@ def record_chunk(teacher: str, opponent: str, seed: int, number: int) -> dict[st
         play_game(recorder, rival, game_plan(chunk_seed, index))
     return {"obs": np.asarray(recorder.obs, dtype=np.float32).reshape(-1, OBS_SIZE),
             "masks": np.asarray(recorder.masks, dtype=np.int8).reshape(-1, N_CARDS),
-            "cards": np.asarray(recorder.cards, dtype=np.int16)}
-
-
-def record(out: Path, teacher: str, opponents: Sequence[str], chunks: int, seed: int,
-           shard: tuple[int, int] = (0, 1)) -> None:
-    """Record chunks ``0..chunks-1`` (those of this shard) that are not on disk yet."""
-    out.mkdir(parents=True, exist_ok=True)
-    spec = {"teacher": teacher, "opponents": list(opponents), "seed": seed,
-            "chunk_games": CHUNK_GAMES}
-    spec_file = out / "recording.json"
-    if spec_file.exists():
-        old = json.loads(spec_file.read_text(encoding="utf-8"))
-        if old != spec:
-            raise SystemExit(f"error: {out} holds a recording of {old}, not {spec}")
-    else:
-        atomic_write_text(spec_file, json.dumps(spec, indent=2) + "\n")
-    index, count = shard
-    todo = [k for k in range(chunks) if k % count == index
-            and not (out / CHUNK_PATTERN.format(k)).exists()]
-    start = time.perf_counter()
-    decisions = 0
-    for done, number in enumerate(todo, 1):
-        data = record_chunk(teacher, opponents[number % len(opponents)], seed, number)
-        atomic_write(out / CHUNK_PATTERN.format(number),
-                     lambda tmp: tmp.write_bytes(_npz_bytes(data)))
-        decisions += len(data["cards"])
-        rate = decisions / (time.perf_counter() - start)
-        print(f"chunk {number}: {len(data['cards'])} decisions ({done}/{len(todo)} of this "
-              f"shard, {rate:.0f} decisions/s)", flush=True)
+            "cards": np.asarray(recorder.cards, dtype=np.int16),
+            "seconds": np.float64(time.perf_counter() - started)}
 
 
 def _npz_bytes(data: dict[str, np.ndarray]) -> bytes:
-    import io
-
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **data)
     return buffer.getvalue()
 
 
-def load_chunks(folder: Path) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """All recorded decisions of ``folder``, split into (train, held out) by chunk number."""
+def _check_spec(folder: Path, spec: dict[str, Any]) -> None:
+    path = folder / SPEC_FILE
+    if path.exists():
+        old = json.loads(path.read_text(encoding="utf-8"))
+        if old != spec:
+            raise ValueError(f"distill.recording: {folder} holds a recording of {old}, not {spec}")
+    else:
+        atomic_write_text(path, json.dumps(spec, indent=2) + "\n")
+
+
+def record(folder: Path, teacher: str, opponents: Sequence[str], chunks: int, seed: int,
+           workers: int = 1, progress: bool = True,
+           should_stop: Callable[[], bool] = lambda: False) -> int:
+    """Record chunks ``0..chunks-1`` that are not in ``folder`` yet; returns how many are still
+    missing (0 unless ``should_stop`` ended the recording early)."""
+    from tqdm import tqdm
+
+    folder.mkdir(parents=True, exist_ok=True)
+    _check_spec(folder, {"teacher": teacher, "opponents": list(opponents), "seed": seed,
+                         "chunk_games": CHUNK_GAMES})
+    todo = [k for k in range(chunks) if not (folder / CHUNK_PATTERN.format(k)).exists()]
+    if not todo:
+        return 0
+    bar = tqdm(total=len(todo), unit="chunk", disable=not progress, dynamic_ncols=True,
+               desc=f"recording {teacher} ({CHUNK_GAMES} games a chunk)")
+    jobs = [(teacher, opponents[k % len(opponents)], seed, k) for k in todo]
+    with ProcessPoolExecutor(workers) if workers > 1 else _InProcess() as pool:
+        # in order, ``workers`` at a time: a stop request loses at most the chunks in flight
+        for first in range(0, len(jobs), workers):
+            if should_stop():
+                break
+            batch = jobs[first:first + workers]
+            for (_, _, _, number), data in zip(batch, pool.map(_record_job, batch)):
+                atomic_write(folder / CHUNK_PATTERN.format(number),
+                             lambda tmp, data=data: tmp.write_bytes(_npz_bytes(data)))
+                bar.update(1)
+    bar.close()
+    return sum(not (folder / CHUNK_PATTERN.format(k)).exists() for k in range(chunks))
+
+
+def _record_job(job: tuple[str, str, int, int]) -> dict[str, np.ndarray]:
+    return record_chunk(*job)
+
+
+class _InProcess:
+    def __enter__(self) -> _InProcess:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+    @staticmethod
+    def map(fn: Callable, items: Sequence) -> list:
+        return [fn(item) for item in items]
+
+
+@dataclass
+class Decisions:
+    """Recorded decisions: observations, legal masks, the teacher's cards."""
+
+    obs: np.ndarray
+    masks: np.ndarray
+    cards: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.cards)
+
+
+def load_recording(folder: Path, chunks: int) -> tuple[Decisions, Decisions, float]:
+    """Chunks ``0..chunks-1`` of ``folder`` as (training, held out, recording seconds)."""
     parts: dict[bool, list[dict[str, np.ndarray]]] = {False: [], True: []}
-    files = sorted(folder.glob("chunk_*.npz"))
-    if not files:
-        raise SystemExit(f"error: {folder} holds no recorded chunks (run `record` first)")
-    for path in files:
-        number = int(path.stem.split("_")[1])
+    seconds = 0.0
+    for number in range(chunks):
+        path = folder / CHUNK_PATTERN.format(number)
+        if not path.exists():
+            raise ValueError(f"distill.recording: {path} is missing: the recording is unfinished")
         with np.load(path) as data:
             parts[number % HELD_OUT_EVERY == 0].append({k: data[k] for k in data.files})
+            seconds += float(data["seconds"]) if "seconds" in data.files else 0.0
 
-    def join(items: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-        return {k: np.concatenate([item[k] for item in items]) for k in ("obs", "masks", "cards")}
+    def join(items: list[dict[str, np.ndarray]]) -> Decisions:
+        if not items:
+            return Decisions(np.zeros((0, OBS_SIZE), np.float32), np.zeros((0, N_CARDS), np.int8),
+                             np.zeros(0, np.int16))
+        return Decisions(*(np.concatenate([item[k] for item in items])
+                           for k in ("obs", "masks", "cards")))
 
-    return join(parts[False]), join(parts[True])
-
-
-def _legal_logits(net: nn.Module, rows: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
-    return net(rows)[:, :N_CARDS].masked_fill(masks == 0, -1e9)
-
-
-def fit(data: Path, output: Path, arch_kwargs: dict[str, Any], epochs: int, lr: float,
-        batch_size: int, seed: int, threads: int = 1) -> dict[str, Any]:
-    """Train a ``cards`` network on the recording in ``data`` and save it to ``output``."""
-    torch.manual_seed(seed)
-    torch.set_num_threads(threads)
-    train, held = load_chunks(data)
-    features = bool(arch_kwargs.get("features"))
-    x_train = torch.from_numpy(network_input_batch(train["obs"], train["masks"], features))
-    m_train = torch.from_numpy(train["masks"])
-    y_train = torch.from_numpy(train["cards"].astype(np.int64))
-    x_held = torch.from_numpy(network_input_batch(held["obs"], held["masks"], features))
-    m_held = torch.from_numpy(held["masks"])
-    y_held = torch.from_numpy(held["cards"].astype(np.int64))
-    print(f"{len(y_train)} training decisions, {len(y_held)} held out", flush=True)
-    net = build_network("cards", **arch_kwargs)
-    optimizer = torch.optim.Adam(net.parameters(), lr=lr)
-    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(
-        optimizer, T_max=epochs * -(-len(y_train) // batch_size))
-    generator = torch.Generator().manual_seed(seed)
-    history = []
-    start = time.perf_counter()
-    for epoch in range(1, epochs + 1):
-        net.train()
-        order = torch.randperm(len(y_train), generator=generator)
-        total = 0.0
-        for first in range(0, len(order), batch_size):
-            rows = order[first:first + batch_size]
-            loss = nn.functional.cross_entropy(
-                _legal_logits(net, x_train[rows], m_train[rows]), y_train[rows])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-            total += float(loss.detach()) * len(rows)
-        net.eval()
-        with torch.inference_mode():
-            held_logits = _legal_logits(net, x_held, m_held)
-            held_loss = float(nn.functional.cross_entropy(held_logits, y_held))
-            agree = float((held_logits.argmax(1) == y_held).float().mean())
-        history.append({"epoch": epoch, "train_loss": total / len(y_train),
-                        "held_loss": held_loss, "held_agreement": agree,
-                        "wall_seconds": round(time.perf_counter() - start, 1)})
-        print(json.dumps(history[-1]), flush=True)
-    spec = json.loads((data / "recording.json").read_text(encoding="utf-8"))
-    info = {"name": output.name, "algo": "distill", "distill": {
-        **spec, "decisions": len(y_train), "held_out": len(y_held), "epochs": epochs,
-        "learning_rate": lr, "batch_size": batch_size, "seed": seed, "history": history}}
-    save_checkpoint(output, net, "cards", arch_kwargs, info)
-    return history[-1]
+    return join(parts[False]), join(parts[True]), seconds
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.distill", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    rec = sub.add_parser("record", help="record the teacher's decisions")
-    rec.add_argument("--out", type=Path, required=True)
-    rec.add_argument("--teacher", default="expert")
-    rec.add_argument("--opponents", default="standard,greedy,expert")
-    rec.add_argument("--chunks", type=int, required=True)
-    rec.add_argument("--seed", type=int, default=0)
-    rec.add_argument("--shard", default="0/1", help="I/N: record chunks with number %% N == I")
-    fitp = sub.add_parser("fit", help="train a network to choose the teacher's cards")
-    fitp.add_argument("--data", type=Path, required=True)
-    fitp.add_argument("--output", type=Path, required=True)
-    fitp.add_argument("--hidden", type=int, default=128)
-    fitp.add_argument("--context", type=int, default=128)
-    fitp.add_argument("--embed", type=int, default=16)
-    fitp.add_argument("--epochs", type=int, default=10)
-    fitp.add_argument("--lr", type=float, default=1e-3)
-    fitp.add_argument("--batch-size", type=int, default=512)
-    fitp.add_argument("--seed", type=int, default=0)
-    fitp.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args(argv)
-    if args.command == "record":
-        index, _, count = args.shard.partition("/")
-        shard = (int(index), int(count or 1))
-        if not 0 <= shard[0] < shard[1]:
-            parser.error(f"--shard: got {args.shard!r}; expected I/N with 0 <= I < N")
-        opponents = [name.strip() for name in args.opponents.split(",") if name.strip()]
-        for name in [args.teacher, *opponents]:
-            build_agent(name, seed=0)  # a bad name fails here, before any game is played
-        record(args.out, args.teacher, opponents, args.chunks, args.seed, shard)
-    else:
-        fit(args.data, args.output, {"features": True, "prior": False, "hidden": args.hidden,
-                                     "context": args.context, "embed": args.embed},
-            args.epochs, args.lr, args.batch_size, args.seed, args.threads)
-    return 0
+def legal_logits(net: nn.Module, inputs: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    return net(inputs)[:, :N_CARDS].masked_fill(masks == 0, ILLEGAL_LOGIT)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def imitation_step(net: nn.Module, optimizer: torch.optim.Optimizer, inputs: torch.Tensor,
+                   masks: torch.Tensor, cards: torch.Tensor) -> float:
+    """One gradient step of cross-entropy against the teacher's cards; returns the loss."""
+    loss = nn.functional.cross_entropy(legal_logits(net, inputs, masks), cards)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return float(loss.detach())
+
+
+def agreement(net: nn.Module, inputs: torch.Tensor, masks: torch.Tensor,
+              cards: torch.Tensor) -> tuple[float, float]:
+    """(loss, share of decisions where the network's best card is the teacher's)."""
+    with torch.inference_mode():
+        logits = legal_logits(net, inputs, masks)
+        return (float(nn.functional.cross_entropy(logits, cards)),
+                float((logits.argmax(1) == cards).float().mean()))
+
+
+def cosine_rate(base: float, step: int, total: int) -> float:
+    """The learning rate at ``step`` of ``total``: cosine from ``base`` down to 0."""
+    return 0.5 * base * (1.0 + float(np.cos(np.pi * min(step, total) / total)))

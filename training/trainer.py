@@ -246,11 +246,16 @@ class Trainer:
             },
             "eval": self.last_eval,
             "code": source_commit(),
+            **self.extra_info(),
         }
         return save_checkpoint(
             folder, self.network, cfg.policy.arch, cfg.policy.arch_kwargs(), info,
             optimizer=self.optimizer.state_dict() if with_state else None,
             rng=rng_state() if with_state else None)
+
+    def extra_info(self) -> dict[str, Any]:
+        """What an algorithm adds to a checkpoint's ``meta.json``."""
+        return {}
 
     def save_latest(self) -> None:
         """The commit point of a step: TensorBoard flushed first, then ``latest/`` as a whole."""
@@ -650,6 +655,108 @@ class DMCTrainer(Trainer):
         progress.close()
 
 
+class DistillTrainer(Trainer):
+    """Policy distillation (``training.distill``): record the teacher, then fit the network to
+    its choices. A step is one recorded decision learned from; the minibatches walk a fixed
+    permutation of the training decisions per epoch, so a resumed run continues exactly."""
+
+    def build(self) -> None:
+        from agents.learned import build_network, network_input_batch
+
+        from .distill import load_recording, record, rotation
+
+        cfg = self.cfg
+        d = cfg.distill
+        torch.set_num_threads(cfg.train.torch_threads)
+        seed_everything(cfg.seed)
+        self.network = build_network(cfg.policy.arch, **cfg.policy.arch_kwargs())
+        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=d.learning_rate)
+        self.num_timesteps = 0
+        self.n_updates = 0
+        self.recording = Path(d.recording) if d.recording else self.run_dir / "recording"
+        opponents = rotation([(o.agent, o.weight) for o in cfg.opponents])
+        missing = record(self.recording, d.teacher, opponents, d.chunks, cfg.seed,
+                         workers=d.workers, progress=cfg.train.progress_bar,
+                         should_stop=lambda: self.stopping)
+        self.start_weights()
+        self.logger = self.tensorboard()
+        if missing:  # stopped while recording: train() saves step 0 and the run resumes here
+            self.data = None
+            return
+        self.data, held, self.recording_seconds = load_recording(self.recording, d.chunks)
+        self.held = (torch.from_numpy(network_input_batch(held.obs, held.masks,
+                                                          cfg.policy.features)),
+                     torch.from_numpy(held.masks), torch.from_numpy(held.cards.astype(np.int64)))
+        print(f"distill: {len(self.data):,} decisions to learn from, {len(held):,} held out, "
+              f"recorded in {self.recording}", flush=True)
+
+    def extra_info(self) -> dict[str, Any]:
+        if self.data is None:
+            return {}
+        return {"distill": {"recording": str(self.recording), "decisions": len(self.data),
+                            "held_out": len(self.held[2]),
+                            "recording_seconds": round(self.recording_seconds, 1)}}
+
+    def periodic(self) -> None:
+        from .distill import agreement
+
+        if self.data is not None and len(self.held[2]):
+            loss, agree = agreement(self.network, *self.held)
+            self.logger.record("train/held_out_loss", loss)
+            self.logger.record("train/held_out_agreement", agree)
+        super().periodic()
+
+    def learn(self, steps: int) -> None:
+        from agents.learned import network_input_batch
+
+        from .distill import cosine_rate, imitation_step
+
+        if self.data is None:
+            return
+        cfg = self.cfg
+        d = cfg.distill
+        data = self.data
+        size = len(data)
+        end = self.num_timesteps + steps
+        order, order_epoch = None, -1
+        losses: list[float] = []
+        progress = _progress(cfg.train.progress_bar, steps)
+        self.network.train()
+        while self.num_timesteps < end and not self.out_of_time() and not self.stopping:
+            if self.num_timesteps >= min(self.next_eval, self.next_save):
+                if losses:
+                    self.logger.record("train/loss", float(np.mean(losses)))
+                    losses.clear()
+                self.log_speed()
+                self.between_updates()
+                self.network.train()
+            epoch, offset = divmod(self.num_timesteps, size)
+            if epoch != order_epoch:
+                order = np.random.default_rng([cfg.seed, epoch]).permutation(size)
+                order_epoch = epoch
+            rows = order[offset:offset + min(d.batch_size, end - self.num_timesteps)]
+            t0 = time.time()
+            inputs = network_input_batch(data.obs[rows], data.masks[rows], cfg.policy.features)
+            t1 = time.time()
+            for group in self.optimizer.param_groups:
+                group["lr"] = cosine_rate(d.learning_rate, self.num_timesteps,
+                                          cfg.train.total_timesteps)
+            losses.append(imitation_step(
+                self.network, self.optimizer, torch.from_numpy(inputs),
+                torch.from_numpy(data.masks[rows]),
+                torch.from_numpy(data.cards[rows].astype(np.int64))))
+            self.timings["forward"] += t1 - t0
+            self.timings["update"] += time.time() - t1
+            self.num_timesteps += len(rows)
+            self.n_updates += 1
+            progress.update(len(rows))
+        if losses:
+            self.logger.record("train/loss", float(np.mean(losses)))
+        self.logger.record("train/learning_rate", self.optimizer.param_groups[0]["lr"])
+        self.logger.record("distill/recording_seconds", self.recording_seconds)
+        progress.close()
+
+
 def _next_multiple(steps: int, every: int) -> int:
     """The first multiple of ``every`` above ``steps``."""
     return (steps // every + 1) * every
@@ -662,7 +769,7 @@ def _progress(enabled: bool, total: int):
                 dynamic_ncols=True)
 
 
-TRAINERS = {"ppo": PPOTrainer, "dmc": DMCTrainer}
+TRAINERS = {"ppo": PPOTrainer, "dmc": DMCTrainer, "distill": DistillTrainer}
 
 
 def _final_table(cfg: RunConfig, run_dir: Path, trainer: Trainer) -> list[dict[str, Any]]:
@@ -722,6 +829,8 @@ def check_named_agents(cfg: RunConfig) -> None:
              if o.agent != SELF]
     named.append(("selfplay.fallback", cfg.selfplay.fallback))
     named += [(f"eval.opponents[{i}]", name) for i, name in enumerate(cfg.eval.opponents)]
+    if cfg.algo == "distill":
+        named.append(("distill.teacher", cfg.distill.teacher))
     batch = cfg.train.engine == "fast"
     for field, spec in named:
         try:
