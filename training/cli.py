@@ -41,7 +41,7 @@ def evaluate(
              "this machine's cluster, --ray HOST:PORT another (needs the optional 'ray' extra)")] = None,
 ) -> None:
     """Play AGENT against OPPONENT and report win rate and points per game with 95% intervals."""
-    from training.evaluate import evaluate_command
+    from training.cli_evaluate import evaluate_command
 
     _run(lambda: evaluate_command(agent, opponent, games=games, seed=seed, json_path=json_path,
                                   duplicate=duplicate, workers=workers, engine=engine,
