@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 from play_sequences import random_count_sequences
 
-from crib_env import fast, fast_check
+from crib_env import fast
 from crib_env.game import Game, Phase
 from crib_env.observation import encode
 from crib_env.scoring import score_play
+from crib_env.testing import differential as fast_check
 
 DIFFERENTIAL_GAMES = 100_000
 CHUNK_GAMES = 10_000  # one test each, so pytest-xdist spreads them
@@ -45,11 +46,11 @@ def test_games_end_everywhere_the_rules_allow(reference):
     and on the dealer's heels."""
     ends = reference.action_start[1:] - 1
     last_phase_rows = reference.trace[ends]
-    assert (last_phase_rows[:, fast.TRACE_FIELDS.index("phase")] == int(Phase.GAME_OVER)).all()
+    assert (last_phase_rows[:, fast_check.TRACE_FIELDS.index("phase")] == int(Phase.GAME_OVER)).all()
     last_deal = reference.deal_start[1:] - 1
-    completed = reference.records[last_deal, fast.DEAL_FIELDS.index("completed")]
+    completed = reference.records[last_deal, fast_check.DEAL_FIELDS.index("completed")]
     assert (completed == 0).any()  # some games end before the show is over
-    heels = reference.records[:, fast.DEAL_FIELDS.index("heels")]
+    heels = reference.records[:, fast_check.DEAL_FIELDS.index("heels")]
     assert (heels > 0).any()
 
 

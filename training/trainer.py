@@ -463,7 +463,7 @@ class PPOTrainer(Trainer):
     def _fast_env(self):
         from agents.learned import input_size, network_input_batch
 
-        from .fast_vec_env import FastVecEnv
+        from .sb3_vec_env import SB3VecEnv
 
         cfg = self.cfg
         features = cfg.policy.features
@@ -471,7 +471,7 @@ class PPOTrainer(Trainer):
         def inputs(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
             return network_input_batch(obs, masks, features)
 
-        return FastVecEnv(cfg.train.n_envs, opponent=self.fast_opponents(), seat=cfg.env.seat,
+        return SB3VecEnv(cfg.train.n_envs, opponent=self.fast_opponents(), seat=cfg.env.seat,
                           reward=cfg.env.reward, episode=cfg.env.episode,
                           target_score=cfg.env.target_score,
                           obs_transform=inputs if features else None,
