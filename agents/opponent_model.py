@@ -29,12 +29,12 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from crib_env.cards import N_CARDS, N_RANKS, N_SUITS, RANK_ARRAY, SUIT_ARRAY, VALUE, VALUE_ARRAY
+from crib_env.cards import N_CARDS, N_RANKS, N_SUITS, RANK_ARRAY, SUIT_ARRAY, VALUE_ARRAY
 from crib_env.expected import crib_by_discard_ranks
 from crib_env.fast import show_points_over
 from crib_env.game import DISCARDS_PER_PLAYER, HAND_SIZE, KEEP_SIZE, Phase
 from crib_env.observation import MAX_SEQUENCE, ObservationView
-from crib_env.scoring import MAX_COUNT
+from crib_env.scoring import MAX_COUNT, count_of, fits
 
 from .analysis import DISCARD_SPLITS, SPLIT_KEEPS, SPLIT_PAIRS
 from .rollout_policy import SEQ_ROOM, tactic_value
@@ -245,7 +245,7 @@ def go_count(view: ObservationView) -> int | None:
     last_opp = max((i for i, c in enumerate(view.sequence) if c in theirs), default=-1)
     mine = [i for i, c in enumerate(view.sequence) if i > last_opp and c not in theirs]
     upto = mine[0] if mine else len(view.sequence) - 1
-    return sum(VALUE[c] for c in view.sequence[:upto + 1])
+    return count_of(view.sequence[:upto + 1])
 
 
 def opponent_pool(view: ObservationView) -> tuple[np.ndarray, np.ndarray]:
@@ -255,9 +255,10 @@ def opponent_pool(view: ObservationView) -> tuple[np.ndarray, np.ndarray]:
     eligible = np.ones(pool.size, dtype=np.bool_)
     limit = go_count(view)
     if limit is not None:
-        fits = np.array([VALUE[c] > MAX_COUNT - limit for c in view.unseen], dtype=np.bool_)
-        if fits.sum() >= view.opp_cards_left:
-            eligible = fits
+        # it said go at ``limit``: every card it still holds was too big to lay then
+        too_big = np.array([not fits(c, limit) for c in view.unseen], dtype=np.bool_)
+        if too_big.sum() >= view.opp_cards_left:
+            eligible = too_big
     return pool, eligible
 
 
@@ -302,7 +303,7 @@ class OpponentPlays:
             before = tuple(c for c in sorted(theirs | mine) if c not in later)
             left = KEEP_SIZE - sum(c in mine for c in before)
             went = i > 0 and seq[i - 1] in theirs  # it laid twice running: the player was out
-            self.rows[card] = (tuple(seq[:i]), sum(VALUE[c] for c in seq[:i]),
+            self.rows[card] = (tuple(seq[:i]), count_of(seq[:i]),
                                0 if went else left, left, before)
 
     def arrays(self) -> PlayHistory:

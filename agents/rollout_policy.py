@@ -5,16 +5,15 @@
 ``choose_card`` picking every card by the rollout policy:
 
 * ``POLICY_TACTICS`` (the default): the standard tactics of ``agents.pegging.tactic_values`` in
-  score mode, each player judging from what it has seen (``tactic_value``), with a tiny random
-  tie-break;
+  score mode, each player judging from what it has seen (``tactic_value``: the one tactics kernel,
+  ``agents.pegging_kernels``), with a tiny random tie-break;
 * ``POLICY_ROLLOUT``: points now, avoid counts of 5 and 21, lead low, random tie-breaks;
 * ``POLICY_LOOKAHEAD``: points now minus the other's best reply from its (simulated) hand;
 * ``POLICY_LOWEST``: the lowest legal card id (deterministic; for tests against the engine).
 
 Only the policy lives here; the rules are ``crib_env.fast``'s. Pegging points come from
 ``fast.sequence_points`` over the count sequence's card ids (a hypothetical reply of rank ``r`` is
-written as card id ``r``: only ranks score) and the last card's point from
-``fast.last_card_points``. The drivers that sample deals and average the results are in
+written as card id ``r``: only ranks score). The drivers that sample deals and average the results are in
 ``agents.rollout``.
 """
 
@@ -39,11 +38,13 @@ from crib_env.fast import (
     TARGET,
     TO_MOVE,
     apply_action,
-    last_card_points,
     peg_points,
     sequence_points,
 )
 from crib_env.scoring import FIFTEEN_COUNT, MAX_COUNT
+
+from .pegging_kernels import MODE_SCORE, NEVER
+from .pegging_kernels import tactic_value as _tactic_value
 
 POLICY_ROLLOUT = 0  # points now, avoid counts of 5 and 21, lead low; random tie-breaks
 POLICY_LOWEST = 1  # lay the lowest legal card id (deterministic; for tests against the engine)
@@ -59,72 +60,25 @@ SEQ_ROOM = 16  # the count sequence (8 at most) with room for imagined replies
 
 
 @njit(cache=True)
-def _comb(n: int, k: int) -> float:
-    if k < 0 or n < k:
-        return 0.0
-    out = 1.0
-    for i in range(k):
-        out = out * (n - i) / (i + 1)
-    return out
-
-
-@njit(cache=True)
 def tactic_value(hands: np.ndarray, sizes: np.ndarray, p: int, i: int, seq: np.ndarray, n: int,
-                  count: int, unseen: np.ndarray, n_unseen: int, k: int,
-                  reply: np.ndarray) -> float:
+                 count: int, unseen: np.ndarray, n_unseen: int, k: int,
+                 reply: np.ndarray) -> float:
     """``agents.pegging.tactic_values`` (score mode) of laying ``hands[p, i]``, seen from ``p``:
     ``unseen`` holds the cards ``p`` has not seen by rank (``n_unseen`` in all), ``k`` how many
-    the other player could still lay. Hypothetical cards are written into ``seq`` past ``n``
-    (a reply of rank ``r`` as card id ``r``: only ranks score)."""
-    card = hands[p, i]
-    after = count + _VALUE[card]
-    seq[n] = card
-    gain = sequence_points(seq, 0, n + 1, after)
-    if sizes[p] == 1 and sizes[1 - p] == 0:
-        gain += last_card_points(after)  # the last card of the play
-    value = gain + 0.03 * _VALUE[card]
-    if after == _MAX_COUNT:
-        return value
-    fitting = 0
-    top = -1
+    the other player could still lay. The one tactics kernel
+    (``agents.pegging_kernels.tactic_value``) with the reply ranks listed from the lowest, no
+    end-game term (the rollouts play the show out instead)."""
+    hand = np.int64(0)
+    for j in range(sizes[p]):
+        hand |= np.int64(1) << hands[p, j]
+    order = np.empty(_N_RANKS, dtype=np.int64)
+    n_order = 0
     for r in range(_N_RANKS):
-        reply[r] = -1
-        if unseen[r] > 0 and after + _VALUE[r] <= _MAX_COUNT:
-            seq[n + 1] = r
-            reply[r] = sequence_points(seq, 0, n + 2, after + _VALUE[r])
-            fitting += unseen[r]
-            top = max(top, reply[r])
-    total = _comb(n_unseen, k)
-    if k == 0 or total == 0.0:
-        return value + 1.0  # the opponent cannot answer: a go (or more) for the player
-    value += _comb(n_unseen - fitting, k) / total  # the go
-    excluded = 0
-    none_before = 1.0
-    for level in range(top, -1, -1):
-        cards = 0
-        for r in range(_N_RANKS):
-            if reply[r] == level:
-                cards += unseen[r]
-        if cards == 0:
-            continue
-        none_after = _comb(n_unseen - excluded - cards, k) / total
-        p_level = none_before - none_after
-        for r in range(_N_RANKS):
-            if reply[r] != level or p_level <= 0.0:
-                continue
-            chance = p_level * unseen[r] / cards
-            reached = after + _VALUE[r]
-            seq[n + 1] = r
-            counter = 0
-            for j in range(sizes[p]):
-                if j != i and reached + _VALUE[hands[p, j]] <= _MAX_COUNT:
-                    seq[n + 2] = hands[p, j]
-                    counter = max(counter, sequence_points(seq, 0, n + 3,
-                                                           reached + _VALUE[hands[p, j]]))
-            value += chance * (0.5 * counter - level)
-        excluded += cards
-        none_before = none_after
-    return value
+        if unseen[r] > 0:
+            order[n_order] = r
+            n_order += 1
+    return _tactic_value(hands[p, i], hand, seq, n, count, order, n_order, unseen, n_unseen, k,
+                         sizes[1 - p], NEVER, NEVER, MODE_SCORE, reply)
 
 
 @njit(cache=True)

@@ -86,13 +86,12 @@ stepped by ``apply_action`` through the play and the show.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .cards import JACK, N_CARDS, N_RANKS, RANK_ARRAY, SUIT_ARRAY, VALUE_ARRAY
+from .deprecation import renamed_names
 from .game import (
     DEFAULT_TARGET,
     DISCARDS_PER_PLAYER,
@@ -1027,12 +1026,4 @@ class GameBatch:
 
 #: old names kept importable for one release, each with a DeprecationWarning: old -> new
 DEPRECATED_NAMES = {"FastGames": "GameBatch"}
-
-
-def __getattr__(name: str) -> object:
-    if name in DEPRECATED_NAMES:
-        new = DEPRECATED_NAMES[name]
-        warnings.warn(f"crib_env.fast.{name} is deprecated and will be removed in the next "
-                      f"release; use crib_env.fast.{new}", DeprecationWarning, stacklevel=2)
-        return globals()[new]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = renamed_names(__name__, DEPRECATED_NAMES, __name__)

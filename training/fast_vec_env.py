@@ -1,22 +1,12 @@
 """Deprecated: ``training.fast_vec_env.FastVecEnv`` is now ``training.sb3_vec_env.SB3VecEnv``.
 
-Kept importable for one release; each use of an old name warns (``DeprecationWarning``).
+Kept importable for one release; each use of the old name warns (``DeprecationWarning``).
 """
 
 from __future__ import annotations
 
-import warnings
-
-from . import sb3_vec_env
+from crib_env.deprecation import renamed_names
 
 #: old name -> new name in ``training.sb3_vec_env``
 DEPRECATED_NAMES = {"FastVecEnv": "SB3VecEnv"}
-
-
-def __getattr__(name: str) -> object:
-    if name in DEPRECATED_NAMES:
-        new = DEPRECATED_NAMES[name]
-        warnings.warn(f"training.fast_vec_env.{name} is deprecated and will be removed in the next "
-                      f"release; use training.sb3_vec_env.{new}", DeprecationWarning, stacklevel=2)
-        return getattr(sb3_vec_env, new)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = renamed_names(__name__, DEPRECATED_NAMES, "training.sb3_vec_env")
