@@ -17,7 +17,7 @@ def analyze(
     dealer: Annotated[bool, typer.Option("--dealer/--pone", help="whose crib it is")] = True,
 ) -> None:
     """Rank all 15 discards of a six-card hand by exact expected value."""
-    from agents.analysis import print_analysis
+    from training.cli_analyze import print_analysis
 
     _run(lambda: print_analysis(cards, dealer=dealer))
 
@@ -60,7 +60,7 @@ def tournament(
              "this machine's cluster, --ray HOST:PORT another (needs the optional 'ray' extra)")] = None,
 ) -> None:
     """Round robin between agents: win-rate matrix, heatmap PNG and ratings."""
-    from training.tournament import tournament_command
+    from training.cli_tournament import tournament_command
 
     _run(lambda: tournament_command([a for a in agents.split(",") if a], games=games, seed=seed,
                                     output=output, workers=workers, ray=ray))
