@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from agents.card_features import card_features, card_features_batch  # noqa: E402
+from agents.card_features import card_features  # noqa: E402
+from agents.card_features_kernels import card_features_batch  # noqa: E402
 from crib_env.fast import P_DISCARD, P_PLAY, GameBatch  # noqa: E402
 
 
