@@ -11,7 +11,17 @@ from crib_env.observation import OBS_SIZE, decode
 from training.sb3_vec_env import SB3VecEnv
 
 
-def test_maskable_ppo_learns_a_few_steps_on_the_fast_vec_env():
+def random_steps(env: SB3VecEnv, seed: int):
+    """Step ``env`` with uniformly random legal cards forever, yielding ``(done, infos)``."""
+    rng = np.random.default_rng(seed)
+    while True:
+        masks = get_action_masks(env)
+        env.step_async((rng.random(masks.shape) * masks).argmax(axis=1))
+        _, _, done, infos = env.step_wait()
+        yield done, infos
+
+
+def test_maskable_ppo_learns_a_few_steps_on_the_sb3_vec_env():
     env = SB3VecEnv(8, reward="points", episode="deal")
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0,
                         device="cpu", policy_kwargs={"net_arch": [32]})
@@ -25,12 +35,10 @@ def test_episode_infos_carry_the_return_and_the_terminal_observation():
     env.seed(5)
     obs = env.reset()
     assert obs.shape == (16, OBS_SIZE)
-    rng = np.random.default_rng(0)
     ends = 0
-    while ends < 20:
-        masks = get_action_masks(env)
-        env.step_async((rng.random(masks.shape) * masks).argmax(axis=1))
-        _, _, done, infos = env.step_wait()
+    for done, infos in random_steps(env, 0):
+        if ends >= 20:
+            break
         for i in np.flatnonzero(done):
             own, opp = infos[i]["final_scores"]
             assert infos[i]["episode"]["r"] == own - opp  # points rewards add up to the margin
@@ -60,12 +68,10 @@ def test_deal_stats_add_up_to_the_learners_points_of_the_deal():
     env = SB3VecEnv(32, reward="points", episode="deal")
     env.seed(3)
     env.reset()
-    rng = np.random.default_rng(0)
     checked = 0
-    while checked < 100:
-        masks = get_action_masks(env)
-        env.step_async((rng.random(masks.shape) * masks).argmax(axis=1))
-        _, _, done, infos = env.step_wait()
+    for done, infos in random_steps(env, 0):
+        if checked >= 100:
+            break
         for i in np.flatnonzero(done):
             stats = infos[i]["deal_stats"]
             view = decode(infos[i]["terminal_observation"])

@@ -90,7 +90,7 @@ def sweep(
     resume: Annotated[bool, typer.Option(help="continue the interrupted sweep of this space")] = False,
 ) -> None:
     """Search training settings on Ray Tune, each trial a crib train run (optional 'ray' extra)."""
-    from training.sweep import sweep_command
+    from training.cli_sweep import sweep_command
 
     _run(lambda: sweep_command(config, space, samples=samples, address=ray,
                                output_dir=output_dir, resume=resume))
@@ -165,7 +165,7 @@ def odds(
     table: Annotated[Path | None, typer.Option(help="table file (default: the packaged one)")] = None,
 ) -> None:
     """Chance to win from a board position: `crib odds 95 100 --dealer`; `crib odds build`."""
-    from training.odds import odds_command
+    from training.cli_odds import odds_command
 
     _run(lambda: odds_command(args or [], dealer, json_out, plot_path, traces, seed, output, table))
 
