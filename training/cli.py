@@ -73,7 +73,7 @@ def train(
     resume: Annotated[bool, typer.Option(help="continue the latest checkpoint of this run")] = False,
 ) -> None:
     """Train an agent with MaskablePPO from a YAML config."""
-    from training.trainer import train_command
+    from training.cli_train import train_command
 
     _run(lambda: train_command(config, output_dir=output_dir, resume=resume))
 
