@@ -29,10 +29,11 @@ cards that are not legal actions:
 | reply_risk     | chance that the opponent holds at least one scoring reply                |
 | is_best_peg    | 1 if no legal card scores more now                                       |
 
-``card_features`` is the reference, in Python, one decision at a time. ``card_features_batch``
-computes the same rows for many decisions in one compiled call (``agents.card_features_kernels``),
-float32-equal to it row by row; use it wherever decisions come in batches (the compiled training
-envs, ``LearnedAgent.act_batch``).
+``card_features`` is the reference, in Python, one decision at a time.
+``agents.card_features_kernels.card_features_batch`` computes the same rows for many decisions in
+one compiled call, float32-equal to it row by row; use it wherever decisions come in batches (the
+compiled training envs, ``LearnedAgent.act_batch``). This module never loads numba, so one-row
+users (the Python envs, scripted tools) do not either.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ import numpy as np
 
 from crib_env.cards import N_CARDS, N_RANKS, RANK, VALUE
 from crib_env.game import Phase
-from crib_env.observation import OBS_SIZE, decode
+from crib_env.observation import decode
 from crib_env.scoring import MAX_COUNT, play_points_of, score_hands
 
 FEATURES_VERSION = 1
@@ -153,23 +154,4 @@ def card_features(observation: np.ndarray, action_mask: np.ndarray) -> np.ndarra
         _discard_features(out, view.hand, view.discards, legal, view.is_dealer)
     elif view.phase == Phase.PLAY:
         _play_features(out, view.sequence, view.count, view.unseen, view.opp_cards_left, legal)
-    return out
-
-
-def card_features_batch(observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-    """``card_features`` of every row: ``observations`` (k, OBS_SIZE) float32 and ``action_masks``
-    (k, 52) give (k, 52, N_CARD_FEATURES) float32, equal to ``card_features`` row by row."""
-    # Imported here: the kernels read FEATURE_NAMES from this module, and one-row users (the
-    # Python envs, scripted tools) then never load numba.
-    from .card_features_kernels import features_rows
-
-    obs = np.ascontiguousarray(observations, dtype=np.float32)
-    masks = np.asarray(action_masks)
-    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
-        raise ValueError(f"observations must have shape (rows, {OBS_SIZE}), got {obs.shape}")
-    if masks.shape != (obs.shape[0], N_CARDS):
-        raise ValueError(f"action_masks must have shape ({obs.shape[0]}, {N_CARDS}) to match "
-                         f"{obs.shape[0]} observations, got {masks.shape}")
-    out = np.zeros((obs.shape[0], N_CARDS, N_CARD_FEATURES), dtype=np.float32)
-    features_rows(obs, np.ascontiguousarray(masks != 0), crib_table(), out)
     return out

@@ -1,4 +1,4 @@
-"""The card features of many decisions in one compiled call (behind ``card_features_batch``).
+"""The card features of many decisions in one compiled call: ``card_features_batch``.
 
 Each kernel reads the observation vector itself (with the compiled readers of ``agents.batch_obs``,
 which round as ``decode`` does) and follows ``agents.card_features`` step by step, in the same order
@@ -15,7 +15,7 @@ from numba import njit
 
 from crib_env.cards import N_CARDS, N_RANKS, RANK_ARRAY, VALUE_ARRAY
 from crib_env.fast import nth_card, popcount, sequence_points, show_points
-from crib_env.observation import COUNT_SCALE, MAX_SEQUENCE
+from crib_env.observation import COUNT_SCALE, MAX_SEQUENCE, OBS_SIZE
 from crib_env.scoring import MAX_COUNT
 
 from .batch_obs import (
@@ -33,7 +33,7 @@ from .batch_obs import (
     phase_of,
     sequence_of,
 )
-from .card_features import FEATURE_NAMES
+from .card_features import FEATURE_NAMES, N_CARD_FEATURES, crib_table
 
 _COUNT_SCALE = float(COUNT_SCALE)
 _MAX_SEQUENCE = MAX_SEQUENCE
@@ -204,3 +204,18 @@ def features_rows(observations, masks, table, out):
     line = np.zeros(_MAX_SEQUENCE + 2, dtype=np.int64)  # the sequence, the card laid, the reply
     for b in range(observations.shape[0]):
         _row_features(observations[b], masks[b], table, out[b], line)
+
+
+def card_features_batch(observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+    """``card_features`` of every row: ``observations`` (k, OBS_SIZE) float32 and ``action_masks``
+    (k, 52) give (k, 52, N_CARD_FEATURES) float32, equal to ``card_features`` row by row."""
+    obs = np.ascontiguousarray(observations, dtype=np.float32)
+    masks = np.asarray(action_masks)
+    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
+        raise ValueError(f"observations must have shape (rows, {OBS_SIZE}), got {obs.shape}")
+    if masks.shape != (obs.shape[0], N_CARDS):
+        raise ValueError(f"action_masks must have shape ({obs.shape[0]}, {N_CARDS}) to match "
+                         f"{obs.shape[0]} observations, got {masks.shape}")
+    out = np.zeros((obs.shape[0], N_CARDS, N_CARD_FEATURES), dtype=np.float32)
+    features_rows(obs, np.ascontiguousarray(masks != 0), crib_table(), out)
+    return out

@@ -31,13 +31,8 @@ from crib_env.observation import MAX_SEQUENCE, OBS_SIZE, OBSERVATION_VERSION, SL
 
 from .afterstate import AfterstateNet
 from .base import legal_cards
-from .card_features import (
-    FEATURE_NAMES,
-    FEATURES_VERSION,
-    N_CARD_FEATURES,
-    card_features,
-    card_features_batch,
-)
+from .card_features import FEATURE_NAMES, FEATURES_VERSION, N_CARD_FEATURES, card_features
+from .card_features_kernels import card_features_batch
 
 CHECKPOINT_FORMAT = "crib-rl-checkpoint"
 CHECKPOINT_FORMAT_VERSION = 1

@@ -16,27 +16,41 @@ Near the end of the game (``Board``), card choice changes from "what scores" to 
 that reaches the target wins outright; a reply that would let the opponent reach its target costs a
 loss; a pone who is sure to count out in the show plays purely to deny the dealer points; a dealer
 who is about to be counted out by the pone plays for points now.
+
+The value itself is computed by one compiled kernel, ``agents.pegging_kernels.tactic_value``, which
+the standard agent's batch form (``agents.pegging_batch``) and the rollouts' tactics policy
+(``agents.rollout_policy``) call too; ``tactic_values`` hands it the view as arrays.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from math import comb
 
-from crib_env.cards import RANK, VALUE
+import numpy as np
+
+from crib_env.cards import N_RANKS, RANK
+from crib_env.fast import bits_of
 from crib_env.game import KEEP_SIZE
 from crib_env.observation import ObservationView
-from crib_env.scoring import MAX_COUNT, last_card_points, play_points_of, score_hand
+from crib_env.scoring import play_points_of, score_hand
 
-COUNTER_WEIGHT = 0.5  # a counter-score is worth less than a sure point: the opponent answers it
-GO_VALUE = 1.0
-LOW_CARD_BONUS = 0.03  # per counting value of the card laid: keep low cards for the go
-WIN_VALUE = 100.0  # a won or lost game, in points, next to the few points a card can score
-ATTACK_RISK_WEIGHT = 0.25  # a dealer playing for points now still minds the replies, a little
-#: a pone's hand counts before the dealer's: a dealer facing a pone that needs this many points or
-#: fewer (a median pone hand is about 7) is likely to be counted out and plays for points now
-PONE_COUNT_OUT = 7
+from .pegging_kernels import (
+    ATTACK_RISK_WEIGHT,
+    COUNTER_WEIGHT,
+    GO_VALUE,
+    LOW_CARD_BONUS,
+    MODE_ATTACK,
+    MODE_DEFEND,
+    MODE_SCORE,
+    PONE_COUNT_OUT,
+    SEQ_ROOM,
+    WIN_VALUE,
+    tactic_value,
+)
+
+#: ``endgame_mode``'s readings as the kernel's mode numbers
+MODES = {"score": MODE_SCORE, "defend": MODE_DEFEND, "attack": MODE_ATTACK}
 
 
 @lru_cache(maxsize=1 << 16)
@@ -75,33 +89,6 @@ def opponent_cards_left(view: ObservationView) -> int:
     return 0 if view.opp_said_go else view.opp_cards_left
 
 
-def _reply_distribution(points_by_rank: dict[int, int], unseen_by_rank: dict[int, int],
-                        n_unseen: int, k: int) -> tuple[dict[int, float], float]:
-    """Chance that the opponent's best-scoring reply is of each rank, and the chance of no reply.
-
-    ``points_by_rank``: the reply points of each rank that fits; ``unseen_by_rank``: unseen cards
-    of each rank; the opponent's ``k`` cards are a uniform draw from ``n_unseen``. Among ranks
-    scoring the same the chance is shared in proportion to the unseen cards of each.
-    """
-    total = comb(n_unseen, k)
-    if k == 0 or total == 0:
-        return {}, 1.0
-    levels = sorted(set(points_by_rank.values()), reverse=True)
-    chance: dict[int, float] = {}
-    excluded = 0  # unseen cards of the higher-scoring ranks, which the opponent must not hold
-    p_none_before = 1.0
-    for level in levels:
-        ranks = [r for r, p in points_by_rank.items() if p == level]
-        cards = sum(unseen_by_rank[r] for r in ranks)
-        p_none_after = comb(n_unseen - excluded - cards, k) / total
-        p_level = p_none_before - p_none_after
-        for r in ranks:
-            chance[r] = p_level * unseen_by_rank[r] / cards
-        excluded += cards
-        p_none_before = p_none_after
-    return chance, p_none_before
-
-
 def tactic_values(view: ObservationView, legal: list[int], board: Board | None = None,
                   mode: str | None = None) -> dict[int, float]:
     """The tactical value in points of laying each card of ``legal`` (see the module docstring).
@@ -110,50 +97,23 @@ def tactic_values(view: ObservationView, legal: list[int], board: Board | None =
     """
     board = board or Board.of(view)
     mode = mode or endgame_mode(view, board)
-    seq = tuple(RANK[c] for c in view.sequence)
-    count = view.count
-    unseen = view.unseen
-    unseen_by_rank: dict[int, int] = {}
-    for c in unseen:
-        unseen_by_rank[RANK[c]] = unseen_by_rank.get(RANK[c], 0) + 1
+    seq = np.zeros(SEQ_ROOM, dtype=np.int64)
+    seq[:len(view.sequence)] = view.sequence
+    # the unseen cards by rank, the ranks listed in the order the unseen cards first show them
+    unseen = np.zeros(N_RANKS, dtype=np.int64)
+    order = []
+    for c in view.unseen:
+        if unseen[RANK[c]] == 0:
+            order.append(RANK[c])
+        unseen[RANK[c]] += 1
+    ranks = np.array(order, dtype=np.int64)
+    hand = bits_of(view.hand)
     k = opponent_cards_left(view)
-    values = {}
-    for card in legal:
-        rest = [c for c in view.hand if c != card]
-        new_count = count + VALUE[card]
-        line = seq + (RANK[card],)
-        gain = peg_points(line)
-        if not rest and view.opp_cards_left == 0:
-            gain += last_card_points(new_count)  # the last card of the play
-        risk = counter = lose = 0.0
-        p_go = 0.0
-        if new_count != MAX_COUNT:  # 31 resets the count: the opponent leads afresh
-            room = MAX_COUNT - new_count
-            reply_points = {r: peg_points(line + (r,))
-                            for r in unseen_by_rank if VALUE[r] <= room}
-            fitting = sum(unseen_by_rank[r] for r in reply_points)
-            chance, _ = _reply_distribution(reply_points, unseen_by_rank, len(unseen), k)
-            p_go = comb(len(unseen) - fitting, k) / comb(len(unseen), k) if k else 1.0
-            for r, p in chance.items():
-                if p == 0.0:
-                    continue
-                risk += p * reply_points[r]
-                if reply_points[r] >= board.need_opp:
-                    lose += p
-                after = new_count + VALUE[r]
-                best = max((peg_points(line + (r, RANK[m]))
-                            for m in rest if after + VALUE[m] <= MAX_COUNT), default=0)
-                counter += p * best
-        win = gain >= board.need_own
-        if mode == "defend":  # own points no longer matter, only denying the opponent's
-            value = -risk
-        elif mode == "attack":
-            value = gain + counter + GO_VALUE * p_go - ATTACK_RISK_WEIGHT * risk
-        else:
-            value = (gain - risk + COUNTER_WEIGHT * counter + GO_VALUE * p_go
-                     + LOW_CARD_BONUS * VALUE[card])
-        values[card] = value + WIN_VALUE * (win - (not win) * lose)
-    return values
+    reply = np.zeros(N_RANKS, dtype=np.int64)
+    return {card: float(tactic_value(card, hand, seq, len(view.sequence), view.count, ranks,
+                                     len(order), unseen, len(view.unseen), k, view.opp_cards_left,
+                                     board.need_own, board.need_opp, MODES[mode], reply))
+            for card in legal}
 
 
 def endgame_mode(view: ObservationView, board: Board) -> str:
@@ -173,3 +133,8 @@ def endgame_mode(view: ObservationView, board: Board) -> str:
 def best_card(values: dict[int, float]) -> int:
     """The highest-valued card; ties go to the lower card id so choices are reproducible."""
     return max(sorted(values), key=lambda c: values[c])
+
+
+__all__ = ["ATTACK_RISK_WEIGHT", "COUNTER_WEIGHT", "GO_VALUE", "LOW_CARD_BONUS", "PONE_COUNT_OUT",
+           "WIN_VALUE", "Board", "best_card", "endgame_mode", "opponent_cards_left", "peg_points",
+           "tactic_values"]

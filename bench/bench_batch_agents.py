@@ -20,7 +20,7 @@ from crib_env.observation import SLICES
 
 
 def positions(rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    games = fast.FastGames(rows, target=121).reset(seed=seed)
+    games = fast.GameBatch(rows, target=121).reset(seed=seed)
     rng = np.random.default_rng(seed)
     for p in range(2):
         games.state[:, fast.SCORE + p] = rng.integers(0, 121, rows)

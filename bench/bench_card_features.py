@@ -20,13 +20,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from agents.card_features import card_features, card_features_batch  # noqa: E402
-from crib_env.fast import P_DISCARD, P_PLAY, FastGames  # noqa: E402
+from agents.card_features import card_features  # noqa: E402
+from agents.card_features_kernels import card_features_batch  # noqa: E402
+from crib_env.fast import P_DISCARD, P_PLAY, GameBatch  # noqa: E402
 
 
 def decisions(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """At least ``n`` (observation, mask, phase) decisions of the player to move in random games."""
-    games = FastGames(64).reset(seed=seed)
+    games = GameBatch(64).reset(seed=seed)
     obs, masks, phases = [], [], []
     while sum(len(m) for m in masks) < n:
         mask = games.legal_masks()

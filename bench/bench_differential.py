@@ -2,10 +2,11 @@
 
 Plays ``--games`` random-legal games with ``crib_env.game.Game`` (targets cycling through
 ``--targets``, so games also end on heels, mid-play and mid-show), replays each game's deals and
-moves through ``fast.replay_games`` and compares the two after every move (scores, back pegs, player
-to move, count, phase, dealer, sequence length, go flags, legal cards, winner, deal number) and per
-deal (pegging, heels, hand, crib points). The suite runs the same check on 100,000 games
-(``tests/test_fast_differential.py``); this runs ten times as many by default.
+moves on the compiled core (``crib_env.testing.differential.replay_games``) and compares the two
+after every move (scores, back pegs, player to move, count, phase, dealer, sequence length, go
+flags, legal cards, winner, deal number) and per deal (pegging, heels, hand, crib points). The
+suite runs the same check on 100,000 games (``tests/test_fast_differential.py``); this runs ten
+times as many by default.
 
 Run: ``.venv/bin/python bench/bench_differential.py [--games 1000000] [--workers 2]``
 Exit status 1 if any disagreement is found.
@@ -22,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from crib_env import fast_check  # noqa: E402
+from crib_env.testing import differential  # noqa: E402
 
 
 def check_chunk(args: tuple[int, int, tuple[int, ...]]) -> tuple[int, int, int, list[str], float]:
@@ -30,9 +31,9 @@ def check_chunk(args: tuple[int, int, tuple[int, ...]]) -> tuple[int, int, int, 
     spent in the plain engine)."""
     n, seed, targets = args
     start = time.perf_counter()
-    ref = fast_check.play_reference_games(n, seed=seed, targets=targets)
+    ref = differential.play_reference_games(n, seed=seed, targets=targets)
     plain = time.perf_counter() - start
-    problems = [f"seed {seed}: {p}" for p in fast_check.compare(ref)]
+    problems = [f"seed {seed}: {p}" for p in differential.compare(ref)]
     return ref.n_games, len(ref.actions), len(ref.deals), problems, plain
 
 
@@ -42,7 +43,7 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=2_000, help="games per work item")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--seed", type=int, default=1_000_000)
-    parser.add_argument("--targets", default=",".join(map(str, fast_check.CHECK_TARGETS)),
+    parser.add_argument("--targets", default=",".join(map(str, differential.CHECK_TARGETS)),
                         help="comma-separated targets, cycled over the games")
     args = parser.parse_args()
     targets = tuple(int(t) for t in args.targets.split(","))

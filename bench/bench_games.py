@@ -8,7 +8,7 @@ Measured in the same run, one process, one thread (numba kernels are single-thre
 * ``aec``: the PettingZoo env ``crib_env.env()`` driven by ``agent_iter`` / ``last`` / ``step`` with a
   random card from ``action_mask``;
 * ``fast_kernel``: ``crib_env.fast.random_games``: whole games inside one compiled call;
-* ``fast_batch``: ``crib_env.fast.FastGames``, 1,024 games stepped together from Python, one action
+* ``fast_batch``: ``crib_env.fast.GameBatch``, 1,024 games stepped together from Python, one action
   array per step (random legal cards drawn by the kernel);
 * ``vector_env``: ``crib_env.vector.CribbageVectorEnv`` (1,024 rows, learner moves random legal from
   ``action_masks()`` in numpy, the random opponent inside the kernel, observations encoded every
@@ -125,7 +125,7 @@ def fast_kernel_games(seconds: float) -> Callable[[], int]:
 def fast_batch_games(seconds: float, rows: int = 1024) -> Callable[[], int]:
     from crib_env import fast
 
-    games = fast.FastGames(rows).reset(seed=0)
+    games = fast.GameBatch(rows).reset(seed=0)
     games.step(games.random_actions())  # compile outside the timing
 
     def run() -> int:

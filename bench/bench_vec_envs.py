@@ -2,7 +2,7 @@
 
 * ``env steps/s``: learner steps per second with random legal actions (no network), for
   ``DummyVecEnv`` of ``SingleAgentCribbageEnv`` (what ``training.trainer`` builds, minus the feature
-  wrapper) and for ``training.fast_vec_env.FastVecEnv``, both against the random opponent;
+  wrapper) and for ``training.sb3_vec_env.SB3VecEnv``, both against the random opponent;
 * ``PPO steps/s``: ``MaskablePPO("MlpPolicy")`` (64x64, CPU, one torch thread) ``learn`` on each, same
   hyperparameters, so the difference is the env side.
 
@@ -25,7 +25,7 @@ from sb3_contrib.common.maskable.utils import get_action_masks  # noqa: E402
 from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
 
 from crib_env.single import SingleAgentCribbageEnv  # noqa: E402
-from training.fast_vec_env import FastVecEnv  # noqa: E402
+from training.sb3_vec_env import SB3VecEnv  # noqa: E402
 
 
 def plain_vec(n: int) -> DummyVecEnv:
@@ -60,7 +60,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     print(f"{time.strftime('%Y-%m-%d %H:%M')}, {args.envs} envs, per CPU second of this process")
-    for name, make in (("DummyVecEnv(single)", plain_vec), ("FastVecEnv", FastVecEnv)):
+    for name, make in (("DummyVecEnv(single)", plain_vec), ("SB3VecEnv", SB3VecEnv)):
         env_rate = env_steps_per_second(make(args.envs), args.env_steps)
         ppo_rate = ppo_steps_per_second(make(args.envs), args.ppo_steps)
         print(f"{name:20s} env steps/s {env_rate:10.0f}   PPO steps/s {ppo_rate:8.0f}")

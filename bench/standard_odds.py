@@ -25,6 +25,7 @@ from agents.batch_obs import check_batch, raise_row_errors  # noqa: E402
 from agents.endgame import DEALER_TOTAL, PONE_TOTAL, _solve_win_table  # noqa: E402
 from agents.standard import StandardAgent  # noqa: E402
 from agents.standard_batch import standard_actions  # noqa: E402
+from training.cli_evaluate import print_report  # noqa: E402
 from training.evaluate import evaluate  # noqa: E402
 
 MODEL = _solve_win_table(121, PONE_TOTAL, DEALER_TOTAL)
@@ -54,7 +55,7 @@ def main() -> None:
     args = parser.parse_args()
     report = evaluate("standard", StandardWithModel(), games=args.games, seed=args.seed, duplicate=True,
                       workers=args.workers, regret=False, engine="fast")
-    report.print()
+    print_report(report)
     print(report.to_json(volatile=True))
 
 

@@ -69,9 +69,9 @@ Kernels (all ``@njit(cache=True)``; call them from Python or from other numba co
 * ``show_points_over(cards_bits, rank_left, suit_left)``: four cards' show points summed over a pool
   of starters given by its rank and suit counts (the expected hand over the unseen starters).
 * ``random_actions(S, out)``: ``random_action`` for every row.
-* ``replay_games(...)``: drive scripted games with recorded actions and trace every step (tests).
 
-``FastGames`` wraps it all in a small Python class; ``load_game`` copies a plain ``Game`` into a row
+``GameBatch`` (formerly ``FastGames``, still importable with a deprecation warning) wraps it all in
+a small Python class; ``load_game`` copies a plain ``Game`` into a row
 and ``to_game`` makes a plain ``Game`` from a row (for rendering and ``encode``).
 
 Simulations (what a search agent does with this): copy the position into ``k`` rows
@@ -91,6 +91,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .cards import JACK, N_CARDS, N_RANKS, RANK_ARRAY, SUIT_ARRAY, VALUE_ARRAY
+from .deprecation import renamed_names
 from .game import (
     DEFAULT_TARGET,
     DISCARDS_PER_PLAYER,
@@ -826,96 +827,6 @@ def encode_batch(S, players, out):
         encode_obs(S, b, players[b], out[b])
 
 
-# -- replay of recorded games (differential tests) ---------------------------------------------
-
-#: columns of the per-step trace of replay_games
-TRACE_FIELDS = ("score0", "score1", "prev0", "prev1", "to_move", "count", "phase", "dealer",
-                "seq_len", "said_go0", "said_go1", "legal_bits", "winner", "deal_no")
-#: columns of the per-deal record of replay_games
-DEAL_FIELDS = ("peg0", "peg1", "heels", "hand0", "hand1", "crib", "completed")
-
-
-@njit(cache=True)
-def _trace_row(S, out):
-    out[0] = S[0, SCORE]
-    out[1] = S[0, SCORE + 1]
-    out[2] = S[0, PREV]
-    out[3] = S[0, PREV + 1]
-    out[4] = S[0, TO_MOVE]
-    out[5] = S[0, COUNT]
-    out[6] = S[0, PHASE]
-    out[7] = S[0, DEALER]
-    out[8] = S[0, SEQ_LEN]
-    out[9] = S[0, SAID_GO]
-    out[10] = S[0, SAID_GO + 1]
-    out[11] = legal_bits(S, 0)
-    out[12] = S[0, WINNER]
-    out[13] = S[0, DEAL_NO]
-
-
-@njit(cache=True)
-def _record_deal(S, out):
-    out[0] = S[0, PEG]
-    out[1] = S[0, PEG + 1]
-    out[2] = S[0, HEELS_PTS]
-    out[3] = S[0, HAND_PTS]
-    out[4] = S[0, HAND_PTS + 1]
-    out[5] = S[0, CRIB_PTS]
-    out[6] = S[0, COMPLETED]
-
-
-@njit(cache=True)
-def replay_games(first_dealers, targets, deal_start, deals, action_start, actions):
-    """Replay G games with scripted deals and recorded moves.
-
-    Game ``g`` has dealer ``first_dealers[g]``, target ``targets[g]``, deals
-    ``deals[deal_start[g]:deal_start[g + 1]]`` (rows of 13 card ids: player 0's six, player 1's six,
-    the starter) used in order, and moves ``actions[action_start[g]:action_start[g + 1]]``.
-    Returns (trace int64 (len(actions), len(TRACE_FIELDS)): the state after every move,
-    records int64 (len(deals), len(DEAL_FIELDS)): points credited per deal (-1 rows for deals never
-    reached), errors int64 (G,): index of the first illegal move or -1).
-    """
-    G = first_dealers.shape[0]
-    trace = np.zeros((actions.shape[0], len(TRACE_FIELDS)), dtype=np.int64)
-    records = np.full((deals.shape[0], len(DEAL_FIELDS)), -1, dtype=np.int64)
-    errors = np.full(G, -1, dtype=np.int64)
-    S = new_state(1)
-    for g in range(G):
-        S[0, :] = 0
-        S[0, TARGET] = targets[g]
-        S[0, WINNER] = -1
-        S[0, DEALER] = first_dealers[g]
-        S[0, FIRST_DEALER] = first_dealers[g]
-        d = deal_start[g]
-        _scripted_deal(S, deals[d])
-        for t in range(action_start[g], action_start[g + 1]):
-            if apply_action(S, 0, actions[t]) != OK:
-                errors[g] = t
-                break
-            phase = S[0, PHASE]
-            if phase == P_DEAL_OVER or phase == P_GAME_OVER:
-                _record_deal(S, records[d])
-            if phase == P_DEAL_OVER:
-                d += 1
-                S[0, DEALER] = 1 - S[0, DEALER]
-                if d < deal_start[g + 1]:
-                    _scripted_deal(S, deals[d])
-                else:
-                    random_deal(S, 0)
-            _trace_row(S, trace[t])
-    return trace, records, errors
-
-
-@njit(cache=True)
-def _scripted_deal(S, cards):
-    hand0 = np.int64(0)
-    hand1 = np.int64(0)
-    for i in range(_HAND_SIZE):
-        hand0 |= np.int64(1) << cards[i]
-        hand1 |= np.int64(1) << cards[_HAND_SIZE + i]
-    set_deal(S, 0, hand0, hand1, cards[2 * _HAND_SIZE])
-
-
 # -- Python side -------------------------------------------------------------------------------
 
 def bits_of(cards) -> int:
@@ -1021,10 +932,10 @@ _ERRORS = {ERR_OVER: "the game is over", ERR_DEAL_OVER: "the deal is over: call 
            ERR_NOT_LEGAL: "not a legal card for the player to move"}
 
 
-class FastGames:
+class GameBatch:
     """``n`` games stepped together by the compiled core (see the module docstring).
 
-    >>> games = FastGames(4).reset(seed=1)
+    >>> games = GameBatch(4).reset(seed=1)
     >>> masks = games.legal_masks()          # (4, 52) int8
     >>> games.step(games.random_actions())   # one move in every running game
     """
@@ -1041,7 +952,7 @@ class FastGames:
         self._masks = np.zeros((self.n, N_CARDS), dtype=np.int8)
         self._err = np.zeros(self.n, dtype=np.int64)
 
-    def reset(self, seed: int = 0, first_dealer: int | None = None) -> FastGames:
+    def reset(self, seed: int = 0, first_dealer: int | None = None) -> GameBatch:
         """New games: game ``b`` seeded ``seed + b``; ``first_dealer`` 0 / 1, or None to cut."""
         if first_dealer not in (None, 0, 1):
             raise ValueError(f"first_dealer must be 0, 1 or None, got {first_dealer!r}")
@@ -1103,11 +1014,16 @@ class FastGames:
         encode_batch(self.state, np.ascontiguousarray(players), out)
         return out
 
-    def clone(self) -> FastGames:
+    def clone(self) -> GameBatch:
         """An independent copy (random streams included)."""
-        other = FastGames.__new__(FastGames)
+        other = GameBatch.__new__(GameBatch)
         other.__dict__.update(self.__dict__)
         other.state = self.state.copy()
         other._masks = self._masks.copy()
         other._err = self._err.copy()
         return other
+
+
+#: old names kept importable for one release, each with a DeprecationWarning: old -> new
+DEPRECATED_NAMES = {"FastGames": "GameBatch"}
+__getattr__ = renamed_names(__name__, DEPRECATED_NAMES, __name__)

@@ -34,11 +34,12 @@ def package_dirs() -> list[Path]:
 
 
 def sources_digest(dirs: list[Path]) -> str:
-    """SHA-256 over the names and text of every ``.py`` file in ``dirs``."""
+    """SHA-256 over the paths and text of every ``.py`` file in ``dirs`` and their subfolders
+    (``crib_env/testing`` holds kernels too)."""
     digest = hashlib.sha256()
     for folder in dirs:
-        for path in sorted(folder.glob("*.py")):
-            digest.update(path.name.encode())
+        for path in sorted(folder.rglob("*.py")):
+            digest.update(path.relative_to(folder).as_posix().encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()
 
@@ -66,7 +67,7 @@ def invalidate_stale_kernels() -> bool:
         except OSError:
             pass
         for folder in dirs:
-            for path in (folder / "__pycache__").glob("*"):
+            for path in folder.rglob("__pycache__/*"):
                 if path.suffix in CACHE_SUFFIXES:
                     path.unlink(missing_ok=True)
         try:

@@ -323,7 +323,7 @@ def _play_parts(sequence: Sequence[int]) -> tuple[int, int, int]:
     if n == 1:  # a lead: no pair, no run, and a count of at most 10
         return VALUE[sequence[0]], 1, 0
     tail, run = _tail_and_run([RANK[c] for c in sequence])
-    return sum([VALUE[c] for c in sequence]), tail, run
+    return count_of(sequence), tail, run
 
 
 def _tail_and_run(ranks: Sequence[int]) -> tuple[int, int]:
@@ -352,7 +352,7 @@ def _check_sequence(sequence: Sequence[int | str]) -> list[int]:
         raise ValueError("a play sequence needs at least one card")
     if len(set(cards)) != len(cards):
         raise ValueError(f"duplicate card in play sequence {cards_str(cards)}")
-    count = sum(VALUE[c] for c in cards)
+    count = count_of(cards)
     if count > MAX_COUNT:
         raise ValueError(f"play sequence {cards_str(cards)} counts {count}, past 31")
     return cards
@@ -383,6 +383,23 @@ def play_events_of(cards: list[int]) -> list[ScoreEvent]:
 def score_play(sequence: Sequence[int | str]) -> int:
     """Points earned by the last card of the current count ``sequence`` (see ``play_events``)."""
     return _play_points(*_play_parts(_check_sequence(sequence)))
+
+
+def count_of(cards: Sequence[int]) -> int:
+    """The running count of a count sequence of card ids: their counting values added up."""
+    return sum([VALUE[c] for c in cards])
+
+
+def fits(card: int, count: int) -> bool:
+    """Whether ``card`` may be laid at running ``count``: the count must stay at 31 or under. A
+    player with no card that fits says go."""
+    return count + VALUE[card] <= MAX_COUNT
+
+
+def count_restarts(count: int, go_pegged: bool = False) -> bool:
+    """Whether the count goes back to 0 after a card took it to ``count``: at 31, or when the
+    card's go point was pegged (neither player could lay another)."""
+    return count == MAX_COUNT or go_pegged
 
 
 def last_card_points(count: int) -> int:

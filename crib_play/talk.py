@@ -21,13 +21,13 @@ from crib_env.scoring import (
     GO,
     HEELS,
     LAST_CARD,
-    MAX_COUNT,
     NOBS,
     PAIR,
     PAIR_ROYAL,
     RUN,
     THIRTY_ONE,
     ScoreEvent,
+    count_restarts,
     spoken,
     table_talk,
 )
@@ -124,7 +124,7 @@ def announcements(log: Sequence[LogEntry], names: Sequence[str],
             if events:
                 said += f", {peg_talk(events)}"
             out.append(Announcement(deal, entry.player, "play", said, points, j - 1))
-            if count == MAX_COUNT or any(e.kind == GO for e in scored):
+            if count_restarts(count, any(e.kind == GO for e in scored)):
                 count = 0  # 31, or a go pegged at once (the other had said go before)
         elif entry.kind == SAID_GO:
             out.append(Announcement(deal, entry.player, "go", f"{who}: go", 0, i))
@@ -174,7 +174,7 @@ def _count_before(log: Sequence[LogEntry], start: int) -> int:
             count = 0
         elif entry.kind == PLAY:
             count += VALUE[entry.cards[0]]
-            if count == MAX_COUNT:
+            if count_restarts(count):
                 count = 0
     return count
 

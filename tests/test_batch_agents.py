@@ -1,6 +1,6 @@
 """The compiled ``act_batch`` of the greedy and standard agents choose as their one-row ``act``.
 
-Positions are real observations from games on the compiled core (``crib_env.fast.FastGames``)
+Positions are real observations from games on the compiled core (``crib_env.fast.GameBatch``)
 played with random legal cards from scores spread over the whole game, the last 30 points
 included (where the standard agent's end-game rules take over), targets 121 and 61, both seats,
 both phases.
@@ -30,7 +30,7 @@ DISCARD_PHASE = SLICES["phase"].start + Phase.DISCARD
 def play_positions(games: int, target: int, seed: int, moves: int) -> tuple[np.ndarray, np.ndarray]:
     """Observations and masks of the player to move over ``moves`` random moves of ``games`` games
     whose scores start anywhere from 0 to a point short of ``target``."""
-    fg = fast.FastGames(games, target=target).reset(seed=seed)
+    fg = fast.GameBatch(games, target=target).reset(seed=seed)
     rng = np.random.default_rng(seed)
     for p in range(2):
         start = rng.integers(0, target, games)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.card_features import N_CARD_FEATURES, card_features, card_features_batch
+from agents.card_features import N_CARD_FEATURES, card_features
+from agents.card_features_kernels import card_features_batch
 from agents.learned import network_input, network_input_batch
-from crib_env.fast import P_DISCARD, P_GAME_OVER, P_PLAY, FastGames
+from crib_env.fast import P_DISCARD, P_GAME_OVER, P_PLAY, GameBatch
 from crib_env.observation import OBS_SIZE, SLICES
 
 HAND, DISCARDS, COUNT = SLICES["hand"], SLICES["discards"], SLICES["count"]
@@ -22,7 +23,7 @@ def one_row(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
 def decisions() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """About 6,000 decisions of the player to move in random games of the compiled core, with
     the phase each was taken in; finished games' rows (empty masks) are left out."""
-    games = FastGames(48).reset(seed=11)
+    games = GameBatch(48).reset(seed=11)
     obs, masks, phases = [], [], []
     while sum(len(m) for m in masks) < 6000:
         mask = games.legal_masks()
@@ -77,7 +78,7 @@ def test_empty_masks_give_zero_rows_as_one_row_does(decisions):
 
 
 def test_finished_games_with_a_mask_set_only_the_legal_column():
-    games = FastGames(4).reset(seed=2)
+    games = GameBatch(4).reset(seed=2)
     while not games.over.all():
         games.step(games.random_actions())
     obs = games.observe(0)

@@ -13,7 +13,7 @@ import yaml
 
 from agents.afterstate import AfterstateNet
 from agents.learned import load_learned_agent, load_network
-from crib_env.fast import FastGames
+from crib_env.fast import GameBatch
 from crib_env.observation import OBS_SIZE
 from crib_env.vector import DEAL_POINT_FIELDS, CribbageVectorEnv
 from training.config import parse_config
@@ -135,7 +135,7 @@ def test_a_mixtures_random_member_is_fixed_by_the_reset_seed():
 def test_the_afterstate_network_scores_only_hand_cards_and_matches_its_full_encoding():
     torch.manual_seed(0)
     net = AfterstateNet(hidden=32, layers=2)
-    games = FastGames(64).reset(seed=2)
+    games = GameBatch(64).reset(seed=2)
     rows = []
     for _ in range(30):
         rows.append(games.observe(games.to_move))

@@ -23,8 +23,8 @@ def scripted_row(hand0: str, hand1: str, starter: str, dealer: int = 0, target: 
     return S
 
 
-def new_games(n: int) -> fast.FastGames:
-    return fast.FastGames(n).reset(seed=42)
+def new_games(n: int) -> fast.GameBatch:
+    return fast.GameBatch(n).reset(seed=42)
 
 
 def play(S, cards: str) -> None:

@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 from play_sequences import random_count_sequences
 
-from crib_env import fast, fast_check
+from crib_env import fast
 from crib_env.game import Game, Phase
 from crib_env.observation import encode
 from crib_env.scoring import score_play
+from crib_env.testing import differential
 
 DIFFERENTIAL_GAMES = 100_000
 CHUNK_GAMES = 10_000  # one test each, so pytest-xdist spreads them
@@ -26,18 +27,18 @@ SEED = 20_261_130
 
 
 @pytest.fixture(scope="module")
-def reference() -> fast_check.ReferenceGames:
+def reference() -> differential.ReferenceGames:
     """A smaller sample for the checks of the comparison itself."""
-    return fast_check.play_reference_games(4_000, seed=SEED)
+    return differential.play_reference_games(4_000, seed=SEED)
 
 
 @pytest.mark.parametrize("chunk", [0] + [pytest.param(c, marks=pytest.mark.slow)
                                          for c in range(1, DIFFERENTIAL_GAMES // CHUNK_GAMES)])
 def test_fast_core_matches_plain_engine_after_every_move(chunk):
-    games = fast_check.play_reference_games(CHUNK_GAMES, seed=SEED + chunk * CHUNK_GAMES)
+    games = differential.play_reference_games(CHUNK_GAMES, seed=SEED + chunk * CHUNK_GAMES)
     assert games.n_games == CHUNK_GAMES
     assert len(games.actions) > 800_000
-    assert fast_check.compare(games) == []
+    assert differential.compare(games) == []
 
 
 def test_games_end_everywhere_the_rules_allow(reference):
@@ -45,22 +46,22 @@ def test_games_end_everywhere_the_rules_allow(reference):
     and on the dealer's heels."""
     ends = reference.action_start[1:] - 1
     last_phase_rows = reference.trace[ends]
-    assert (last_phase_rows[:, fast.TRACE_FIELDS.index("phase")] == int(Phase.GAME_OVER)).all()
+    assert (last_phase_rows[:, differential.TRACE_FIELDS.index("phase")] == int(Phase.GAME_OVER)).all()
     last_deal = reference.deal_start[1:] - 1
-    completed = reference.records[last_deal, fast.DEAL_FIELDS.index("completed")]
+    completed = reference.records[last_deal, differential.DEAL_FIELDS.index("completed")]
     assert (completed == 0).any()  # some games end before the show is over
-    heels = reference.records[:, fast.DEAL_FIELDS.index("heels")]
+    heels = reference.records[:, differential.DEAL_FIELDS.index("heels")]
     assert (heels > 0).any()
 
 
 def test_comparison_reports_a_planted_difference(reference):
     """The differential check can fail: change one expected score and one deal record."""
-    planted = fast_check.ReferenceGames(**vars(reference))
+    planted = differential.ReferenceGames(**vars(reference))
     planted.trace = reference.trace.copy()
     planted.records = reference.records.copy()
     planted.trace[1234, 0] += 1
     planted.records[56, 3] += 2
-    problems = fast_check.compare(planted)
+    problems = differential.compare(planted)
     assert any("score0" in p for p in problems)
     assert any(p.startswith("deal row 56") for p in problems)
 
@@ -69,8 +70,8 @@ def test_replay_flags_an_illegal_recorded_move(reference):
     actions = reference.actions.copy()
     start = reference.action_start[7]
     actions[start] = next(c for c in range(52) if c not in reference.deals[7, :6])  # not in hand
-    planted = fast_check.ReferenceGames(**{**vars(reference), "actions": actions})
-    problems = fast_check.compare(planted)
+    planted = differential.ReferenceGames(**{**vars(reference), "actions": actions})
+    problems = differential.compare(planted)
     assert any("game 7: move 0" in p and "rejected" in p for p in problems)
 
 

@@ -37,3 +37,26 @@ def test_editing_a_frozen_table_in_another_file_recompiles(tmp_path):
     scoring = tmp_path / "crib_env" / "scoring.py"
     scoring.write_text(scoring.read_text() + "\nRANK_POINTS[:] = 0\n")
     assert _run(tmp_path) == 1  # only his nobs is left
+
+
+def test_kernels_in_subpackages_are_covered(tmp_path, monkeypatch):
+    """crib_env/testing holds kernels too: its sources feed the digest and its caches are
+    dropped with the rest."""
+    from crib_env import kernel_cache
+
+    package = tmp_path / "pkg"
+    (package / "testing" / "__pycache__").mkdir(parents=True)
+    (package / "__pycache__").mkdir()
+    (package / "core.py").write_text("X = 1\n")
+    (package / "testing" / "check.py").write_text("Y = 1\n")
+    stale = package / "testing" / "__pycache__" / "check.replay-1.py311.nbi"
+    stale.write_text("")
+    monkeypatch.setattr(kernel_cache, "package_dirs", lambda: [package])
+    assert kernel_cache.invalidate_stale_kernels()  # no digest yet: everything goes
+    assert not stale.exists()
+    stale.write_text("")
+    assert not kernel_cache.invalidate_stale_kernels()  # nothing changed: the cache stays
+    assert stale.exists()
+    (package / "testing" / "check.py").write_text("Y = 2\n")
+    assert kernel_cache.invalidate_stale_kernels()
+    assert not stale.exists()

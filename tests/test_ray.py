@@ -98,11 +98,11 @@ def test_a_shipped_checkpoint_is_rebuilt_from_its_bytes_once_per_content(tmp_pat
 
 
 def test_a_ray_task_plays_the_shipped_copy_not_the_path_it_was_given(tmp_path):
-    from training.evaluate import _Block
+    from training.eval_play import Block
     from training.ray_backend import _run_shipped
 
     gone = tmp_path / "on-the-driver-only"  # a path the worker's node does not have
-    block = _Block(0, 0, 20, str(gone), "standard", 1, False, 121, False, "fast")
+    block = Block(0, 0, 20, str(gone), "standard", 1, False, 121, False, "fast")
     seen = _run_shipped(lambda b: (b.agent, b.opponent), block, checkpoint_files("champion"),
                         None)
     assert seen == (materialize(checkpoint_files("champion")), "standard")

@@ -8,23 +8,22 @@ import numpy as np
 import pytest
 from numba import njit
 
-from agents.analysis import SPLIT_KEEPS, SPLIT_PAIRS, discard_table
+from agents.analysis import SPLIT_PAIRS, discard_table
 from agents.endgame import win_table
-from agents.pegging import Board, opponent_cards_left, tactic_values
-from agents.rollout import (
+from agents.opponent_model import (
+    MODEL_TABLES,
     OPPONENT_CRIB,
-    POLICY_LOWEST,
+    OpponentCards,
     OpponentPlays,
-    _consistency,
-    _model_keep,
-    _rollouts,
-    _sample_opponent,
-    _tactic_value,
+    consistency,
     go_count,
+    model_keep,
     opponent_pool,
-    play_position,
-    rollout_values,
+    sample_opponent,
 )
+from agents.pegging import Board, opponent_cards_left, tactic_values
+from agents.rollout import play_position, rollout_values, rollouts
+from agents.rollout_policy import POLICY_LOWEST, tactic_value
 from agents.standard import StandardAgent
 from crib_env import fast
 from crib_env.cards import RANK, VALUE, parse_cards
@@ -65,13 +64,12 @@ def test_rollout_with_the_true_hand_replays_the_engine(target):
             record = truth.records[start_deal - 1]
             margin = (record.pegging[me] - peg_start[me]) - (record.pegging[1 - me]
                                                                - peg_start[1 - me])
-            got_margin, got_win = _rollouts(
+            opponent = OpponentCards(pool, np.arange(len(pool)) < len(opp_hand), len(opp_hand),
+                                     np.array(view.played_opp, dtype=np.int64))
+            got_margin, got_win = rollouts(
                 np.array([lowest_card(game)], dtype=np.int64), play_position(view),
-                np.array(view.hand, dtype=np.int64), pool,
-                np.arange(len(pool)) < len(opp_hand), len(opp_hand),
-                np.array(view.played_opp, dtype=np.int64), 1, 0, POLICY_LOWEST, True,
-                win_table(target), False, OPPONENT_CRIB, SPLIT_KEEPS, SPLIT_PAIRS,
-                *OpponentPlays().arrays(), 1.0)
+                np.array(view.hand, dtype=np.int64), opponent, 1, 0, POLICY_LOWEST, True,
+                win_table(target), False, MODEL_TABLES, OpponentPlays().arrays(), 1.0)
             if truth.is_over and len(truth.records) == start_deal:
                 expected = 1.0 if truth.winner == me else 0.0
             else:
@@ -174,9 +172,9 @@ def test_rollout_tactics_policy_matches_the_standard_tactics():
                 seq = np.zeros(16, dtype=np.int64)
                 seq[:len(view.sequence)] = view.sequence
                 for card in legal:
-                    got = _tactic_value(hands, sizes, 0, view.hand.index(card), seq,
-                                        len(view.sequence), view.count, unseen, len(view.unseen),
-                                        opponent_cards_left(view), np.zeros(13, dtype=np.int64))
+                    got = tactic_value(hands, sizes, 0, view.hand.index(card), seq,
+                                       len(view.sequence), view.count, unseen, len(view.unseen),
+                                       opponent_cards_left(view), np.zeros(13, dtype=np.int64))
                     assert got == pytest.approx(expected[card], abs=1e-9), (view, card)
                 checked += 1
             game.step(rng.choice(legal))
@@ -195,8 +193,7 @@ def test_opponent_model_keeps_what_an_expected_value_player_keeps():
         crib = np.array([OPPONENT_CRIB[RANK[a], RANK[b]] for a, b in
                          (table.discard(i) for i in range(15))])
         value = hand + (crib if deals else -crib)
-        s = _model_keep(np.array(six, dtype=np.int64), deals, OPPONENT_CRIB, SPLIT_KEEPS,
-                        SPLIT_PAIRS)
+        s = model_keep(np.array(six, dtype=np.int64), deals, MODEL_TABLES)
         assert value[s] == pytest.approx(value.max())
 
 
@@ -217,13 +214,13 @@ def test_modelled_opponent_hands_hold_its_played_cards_and_only_unseen_cards():
         played = np.array(deck[:2], dtype=np.int64)  # the opponent laid these two
         pool = np.array(deck[2:40], dtype=np.int64)  # unseen by the player
         hand, discards = np.zeros(4, dtype=np.int64), np.zeros(2, dtype=np.int64)
-        _sample_opponent(pool, np.ones(pool.size, dtype=np.bool_), 2, played, True, True,
-                         OPPONENT_CRIB, SPLIT_KEEPS, SPLIT_PAIRS, hand, discards,
-                         np.arange(pool.size), np.zeros(pool.size, dtype=np.bool_))
+        sample_opponent(OpponentCards(pool, np.ones(pool.size, dtype=np.bool_), 2, played),
+                        True, True, MODEL_TABLES, hand, discards, np.arange(pool.size),
+                        np.zeros(pool.size, dtype=np.bool_))
         drawn = set(hand[:2].tolist()) | set(discards.tolist())
         assert len(drawn) == 4 and drawn <= set(pool.tolist())
         six = np.array([*played, *hand[:2], *discards], dtype=np.int64)
-        s = _model_keep(six, True, OPPONENT_CRIB, SPLIT_KEEPS, SPLIT_PAIRS)
+        s = model_keep(six, True, MODEL_TABLES)
         models_discard += {int(six[i]) for i in SPLIT_PAIRS[s]} == set(discards.tolist())
     assert models_discard >= 36
 
@@ -247,14 +244,14 @@ def test_the_standards_true_cards_always_explain_its_plays():
                     kept = np.array(game.kept[1], dtype=np.int64)
                     discards = np.array(game.discards[1], dtype=np.int64)
                     reply = np.zeros(13, dtype=np.int64)
-                    weight = _consistency(kept, discards, game.starter, *arrays, 0.1, reply)
+                    weight = consistency(kept, discards, game.starter, arrays, 0.1, reply)
                     true_ok += weight == 1.0
                     checked += 1
                     others = [c for c in view.unseen if c not in game.kept[1]]
                     fake = np.array(view.played_opp + tuple(rng.sample(
                         others, 4 - len(view.played_opp))), dtype=np.int64)
-                    other_low += _consistency(fake, discards, game.starter, *arrays, 0.1,
-                                              reply) < 1.0
+                    other_low += consistency(fake, discards, game.starter, arrays, 0.1,
+                                             reply) < 1.0
             game.step(agents[me].act(encode(game, me), game.legal_mask()))
     assert checked > 50 and true_ok == checked
     assert other_low > 0

@@ -109,6 +109,8 @@ def test_resume_continues_step_count_and_updates(run):
 
 def test_run_ends_with_an_evaluation_table_and_summary(run):
     assert "win rate" in run["resumed_output"] and "points/game" in run["resumed_output"]
+    assert "learning curve of" in run["resumed_output"]  # crib train shows both tables ...
+    assert "points/game" not in run["output"]  # ... only when the config asks for final games
     summary = json.loads((run["run"] / "summary.json").read_text())
     assert summary["num_timesteps"] == 512 and summary["steps_per_second"] > 0
     assert [row["opponent"] for row in summary["final"]] == ["random"]

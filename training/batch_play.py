@@ -1,6 +1,6 @@
 """Evaluation games played together on the compiled rules core (``crib_env.fast``).
 
-``play_games(agent, opponent, plans)`` plays every game of ``plans`` (``evaluate.GamePlan``) at once:
+``play_games(agent, opponent, plans)`` plays every game of ``plans`` (``eval_plans.GamePlan``) at once:
 row ``b`` of one ``crib_env.fast`` state array is game ``b``. On each turn one compiled call encodes
 the observation of the player to move in every row, and each side acts on all of its rows in one
 call (``act_rows``: ``act_batch`` where the agent has it, e.g. one network forward pass for all
@@ -12,13 +12,13 @@ Only agents without per-game memory can play this way (``is_stateless``: an agen
 ``stateless = True`` when its action depends on the observation and its random stream alone):
 games are interleaved, so an agent that remembers earlier observations would mix them up. Each
 game comes back as a plain ``Game`` in its final state whose ``records`` hold every deal, which is
-what ``evaluate.game_result`` reads.
+what ``eval_report.game_result`` reads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -27,8 +27,7 @@ from crib_env.cards import N_CARDS
 from crib_env.game import DEFAULT_TARGET, DealRecord, Game, ScriptedDeal
 from crib_env.observation import OBS_SIZE
 
-if TYPE_CHECKING:
-    from .evaluate import GamePlan
+from .eval_plans import GamePlan
 
 
 def is_stateless(agent: Any) -> bool:

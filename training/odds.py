@@ -1,4 +1,5 @@
-"""``crib odds``: look up the chance to win from a board position, build the table, draw it.
+"""The win-odds table for ``crib odds``: build it, look a position up, draw it (the command itself,
+which prints, is ``training.cli_odds``).
 
 * ``crib odds 95 100 --dealer [--json]``: P(win) for the player on 95 against 100 who deals next;
 * ``crib odds build [--traces N] [--seed S] [--output PATH]``: record N deal traces of standard
@@ -9,7 +10,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -92,51 +92,3 @@ def plot(table: WinOdds, output: Path) -> None:
     output.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(output, dpi=100)
     plt.close(fig)
-
-
-def odds_command(args: list[str], dealer: bool | None, json_out: bool, plot_path: Path | None,
-                 traces: int, seed: int, output: Path | None, table_path: Path | None) -> None:
-    """The ``crib odds`` command line (see the module docstring)."""
-    console = Console()
-    if args and args[0] == "build":
-        if len(args) > 1:
-            raise ValueError(f"`crib odds build` takes no scores, got {' '.join(args[1:])}")
-        out = output or table_path or DEFAULT_TABLE
-        table = build(traces, seed, out)
-        console.print(f"wrote {out}: {traces:,} traces, seed {seed}, first dealer wins "
-                      f"{100 * table.win[0, 0, 1]:.2f}% at 0-0, max stderr "
-                      f"{100 * table.header['max_stderr']:.3f} pp")
-        return
-    if len(args) not in (0, 2):
-        raise ValueError(f"expected SCORE OPPONENT_SCORE (or `build`), got {' '.join(args)!r}")
-    scores = []
-    names = ("SCORE", "OPPONENT_SCORE")[:len(args)]
-    for name, text in zip(names, args, strict=True):
-        if not text.isdigit():
-            raise ValueError(f"{name} must be a whole number of points, got {text!r}")
-        scores.append(int(text))
-    if not scores and plot_path is None:
-        raise ValueError("give SCORE OPPONENT_SCORE --dealer|--pone, `build`, or --plot PATH")
-    if scores and dealer is None:
-        raise ValueError("say who deals next: --dealer (SCORE's side) or --pone")
-    table = load_table(table_path)
-    for name, value in zip(names, scores, strict=True):
-        if value > table.target:
-            raise ValueError(f"{name} must be in 0..{table.target}, got {value}")
-    if scores:
-        report = odds_report(table, scores[0], scores[1], bool(dealer))
-        if json_out:
-            print(json.dumps(report))
-        else:
-            role = "dealing next" if dealer else "opponent dealing next"
-            console.print(f"{scores[0]} to {scores[1]}, {role}: win {100 * report['win_probability']:.1f}% "
-                          f"(± {100 * report['stderr']:.2f} pp; {table.header['strategy']}, "
-                          f"{table.header['traces']:,} traces)")
-            if endgame_cell(table, *scores):
-                console.print("note: near the end the table assumes standard's neutral play; the real "
-                              "agent plays for the win there and its odds differ by up to about 5 pp "
-                              "(BENCHMARKS.md, Win odds)")
-    if plot_path is not None:
-        plot(table, plot_path)
-        if not json_out:
-            console.print(f"wrote {plot_path}")

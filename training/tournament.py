@@ -2,8 +2,8 @@
 
 Every pair of agents plays ``games`` games through ``training.evaluate.evaluate`` (seats and first
 deal alternating, each pairing with its own seed derived from the tournament's). The result holds
-the win matrix, Bradley-Terry ratings on the Elo scale with 95% intervals, and renders a
-rich table and a heatmap PNG.
+the win matrix, Bradley-Terry ratings on the Elo scale with 95% intervals, and draws a heatmap PNG;
+``crib tournament`` and its rich tables are the command line's (``training.cli_tournament``).
 
 Ratings: the Bradley-Terry model says agent i beats agent j with probability
 ``p_i / (p_i + p_j)``; the strengths are fitted by maximum likelihood (Hunter's MM iteration) and
@@ -15,7 +15,6 @@ the Fisher information at the fit (normal approximation on the log-strength scal
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .evaluate import EvaluationReport, build_agent, derive_seed, evaluate, process_pool
-from .files import atomic_write_text, check_output_folder, save_figure
+from .files import save_figure
 from .stats import Z95
 
 PRIOR_GAMES = 1.0  # virtual games per pairing, half won by each side
@@ -127,36 +126,6 @@ class TournamentResult:
             "pairings": [r.to_dict() for r in self.reports],
         }
 
-    def tables(self) -> list[Any]:
-        from rich.table import Table
-
-        matrix = Table(title="win rate, row agent vs column agent", title_justify="left",
-                       caption=f"{self.games} games per pairing, seed {self.seed}",
-                       caption_justify="left")
-        matrix.add_column("")
-        for name in self.agents:
-            matrix.add_column(name, justify="right")
-        for name, row in zip(self.agents, self.win_rates, strict=True):
-            matrix.add_row(name, *("-" if math.isnan(v) else f"{v:.1%}" for v in row))
-
-        ratings = Table(title="Bradley-Terry ratings", title_justify="left",
-                        caption="Elo scale, field mean 0; 95% interval",
-                        caption_justify="left")
-        for column in ("rank", "agent", "rating", "95% interval"):
-            ratings.add_column(column, justify="left" if column == "agent" else "right")
-        for rank, i in enumerate(np.argsort(-self.ratings), start=1):
-            lo, hi = self.rating_ci95[i]
-            ratings.add_row(str(rank), self.agents[i], f"{self.ratings[i]:+.0f}",
-                            f"[{lo:+.0f}, {hi:+.0f}]")
-        return [matrix, ratings]
-
-    def print(self, console: Any = None) -> None:
-        from rich.console import Console
-
-        console = console or Console()
-        for table in self.tables():
-            console.print(table)
-
     def save_heatmap(self, path: Path) -> Path:
         """Draw the win-rate matrix to a PNG at ``path``."""
         import matplotlib
@@ -248,20 +217,3 @@ def tournament(agent_specs: Sequence[str], games: int, seed: int = 0, workers: i
     ratings = bradley_terry(wins)
     intervals = rating_intervals(wins)
     return TournamentResult(labels, games, seed, wins, ratings, intervals, reports)
-
-
-def tournament_command(agent_specs: list[str], games: int, seed: int = 0,
-                       output: Path = Path("runs/tournament"),
-                       workers: int = 1, ray: str | None = None) -> TournamentResult:
-    """``crib tournament``: play, print the tables, write ``tournament.json`` and
-    ``win_rates.png`` under ``output``."""
-    from rich.console import Console
-
-    output = check_output_folder(output, "--output")  # before any game is played
-    result = tournament(agent_specs, games, seed=seed, workers=workers, progress=True, ray=ray)
-    console = Console()
-    result.print(console)
-    atomic_write_text(output / "tournament.json", json.dumps(result.to_dict(), indent=2) + "\n")
-    heatmap = result.save_heatmap(output / "win_rates.png")
-    console.print(f"wrote {output / 'tournament.json'} and {heatmap}")
-    return result

@@ -59,7 +59,7 @@ from .checkpoint import (
     save_checkpoint,
     set_rng_state,
 )
-from .config import SELF, STATEFUL_OPPONENTS, RunConfig, dump_config, load_config
+from .config import SELF, STATEFUL_OPPONENTS, RunConfig, dump_config
 from .files import append_line, atomic_write_text, check_output_folder, remove_folder
 from .interrupt import StopOnSignal, TrainingInterrupted
 from .recovery import EVALS_FILE, recover_run, rewind_run
@@ -468,7 +468,7 @@ class PPOTrainer(Trainer):
     def _fast_env(self):
         from agents.learned import input_size, network_input_batch
 
-        from .fast_vec_env import FastVecEnv
+        from .sb3_vec_env import SB3VecEnv
 
         cfg = self.cfg
         features = cfg.policy.features
@@ -476,7 +476,7 @@ class PPOTrainer(Trainer):
         def inputs(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
             return network_input_batch(obs, masks, features)
 
-        return FastVecEnv(cfg.train.n_envs, opponent=self.fast_opponents(), seat=cfg.env.seat,
+        return SB3VecEnv(cfg.train.n_envs, opponent=self.fast_opponents(), seat=cfg.env.seat,
                           reward=cfg.env.reward, episode=cfg.env.episode,
                           target_score=cfg.env.target_score,
                           obs_transform=inputs if features else None,
@@ -772,50 +772,18 @@ def _progress(enabled: bool, total: int):
 TRAINERS = {"ppo": PPOTrainer, "dmc": DMCTrainer, "distill": DistillTrainer}
 
 
-def _final_table(cfg: RunConfig, run_dir: Path, trainer: Trainer) -> list[dict[str, Any]]:
-    from rich.console import Console
-    from rich.table import Table
-
+def final_evaluations(cfg: RunConfig, run_dir: Path) -> list[dict[str, Any]]:
+    """The run's best checkpoint against each of ``eval.opponents`` (``eval.final_games`` games,
+    ``eval.seed``): each report's JSON, in the config's order, for ``summary.json["final"]``
+    (``training.cli_train`` prints them as a table)."""
     from .evaluate import evaluate
 
     best = resolve_checkpoint(run_dir)
     net, meta = load_network(best)
     agent = LearnedAgent(net, bool(meta["arch_kwargs"].get("features")), name=best.name)
-    rows = []
-    table = Table(title=f"{run_dir.name}/{best.name} ({meta.get('num_timesteps')} steps), "
-                        f"{cfg.eval.final_games} games each, seed {cfg.eval.seed}")
-    for column in ("opponent", "win rate", "95% CI", "points/game", "95% CI"):
-        table.add_column(column, justify="right")
-    for opponent in cfg.eval.opponents:
-        r = evaluate(agent, opponent, games=cfg.eval.final_games, seed=cfg.eval.seed,
-                     progress=True)
-        rows.append(r.to_dict())
-        table.add_row(opponent, f"{r.win_rate:.1%}",
-                      f"{r.win_rate_ci95[0]:.1%} - {r.win_rate_ci95[1]:.1%}",
-                      f"{r.points_per_game:+.2f}",
-                      f"{r.points_per_game_ci95[0]:+.2f} - {r.points_per_game_ci95[1]:+.2f}")
-    Console().print(table)
-    return rows
-
-
-def _curve_table(run_dir: Path) -> None:
-    """The run's evaluations as a table: the learning curve, step by step."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from .plots import read_evals
-
-    evals = read_evals(run_dir)
-    opponents = sorted({o for line in evals for o in line["results"]})
-    table = Table(title=f"learning curve of {run_dir.name} (evaluations during training)")
-    for column in ("step", "minutes", *(f"vs {o}" for o in opponents), "best"):
-        table.add_column(column, justify="right")
-    for line in evals:
-        rates = [f"{line['results'][o]['win_rate']:.1%}" if o in line["results"] else ""
-                 for o in opponents]
-        table.add_row(f"{line['step']:,}", f"{line['wall_seconds'] / 60:.1f}", *rates,
-                      "*" if line.get("best") else "")
-    Console().print(table)
+    return [evaluate(agent, opponent, games=cfg.eval.final_games, seed=cfg.eval.seed,
+                     progress=True).to_dict()
+            for opponent in cfg.eval.opponents]
 
 
 def check_named_agents(cfg: RunConfig) -> None:
@@ -894,32 +862,8 @@ def train(cfg: RunConfig, output_dir: Path | None = None, resume: bool = False,
         trainer.train()
         summary = trainer.summary()
         if cfg.eval.final_games and not trainer.stopping:
-            _curve_table(run_dir)
-            summary["final"] = _final_table(cfg, run_dir, trainer)
+            summary["final"] = final_evaluations(cfg, run_dir)
         atomic_write_text(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
         if stop.signum is not None:
             raise TrainingInterrupted(stop.signum, run_dir, trainer.num_timesteps)
-    return run_dir
-
-
-def train_command(config: Path, output_dir: Path | None = None, resume: bool = False) -> Path:
-    """``crib train``: load and validate the config, train, say where everything is."""
-    cfg = load_config(config)
-    where = "" if output_dir is None else f" --output-dir {output_dir}"
-    resume_command = f"crib train --config {config}{where} --resume"
-    try:
-        run_dir = train(cfg, output_dir=output_dir, resume=resume)
-    except TrainingInterrupted as stopped:
-        run_dir = stopped.run_dir
-        print(f"{stopped}: latest/ and summary.json are saved", flush=True)
-        print(f"run:         {run_dir}")
-        print(f"latest:      {run_dir / 'latest'}   ({stopped.steps:,} steps)")
-        print(f"resume with: {resume_command}", flush=True)
-        raise
-    best = run_dir / "best" if (run_dir / "best").exists() else run_dir / "latest"
-    print(f"run:         {run_dir}")
-    print(f"checkpoint:  {best}   (crib evaluate --agent {best})")
-    print(f"latest:      {run_dir / 'latest'}   ({resume_command})")
-    print(f"tensorboard: tensorboard --logdir {run_dir / 'tb'}")
-    print(f"curves:      crib plot {run_dir}")
     return run_dir

@@ -1,0 +1,228 @@
+"""Running an evaluation's games: the agents of each block, the two engines, and the workers.
+
+Games run in fixed blocks of ``BLOCK_GAMES`` games (``Block``). Each block builds its own agents,
+seeded from ``(seed, side, block)``, and resets them before every game; workers only decide which
+process plays which block, so the same seed gives the same games for any ``workers`` (and on Ray:
+``training.ray_backend.RayPool`` runs the same blocks as Ray tasks). Agent *objects* (rather than
+spec strings) are deep-copied per block, and a ``rng`` attribute holding a numpy ``Generator`` or
+``random.Random`` is reseeded the same way; with ``workers > 1`` they must be picklable.
+
+Two engines play a block: ``"fast"`` plays its games together on the compiled core
+(``training.batch_play``: one encode call per turn for all of them, one ``act_batch`` per side;
+both agents must be stateless), ``"game"`` one at a time through ``crib_env.game.Game`` +
+``observation.encode`` (``play_game``).
+"""
+
+from __future__ import annotations
+
+import copy
+import multiprocessing
+import os
+import random
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+from crib_env.game import DEFAULT_TARGET, Game
+from crib_env.observation import encode
+
+from .batch_play import play_games
+from .eval_plans import SIDES, GamePlan, derive_seed, game_plan
+from .eval_report import GameResult, exact_regret_fn, game_result
+
+ENGINES = ("auto", "fast", "game")
+BLOCK_GAMES = 20  # games per unit of work (even, so duplicate pairs never straddle two blocks)
+
+AgentRef = str | Agent
+
+
+def check_count(option: str, value: Any) -> None:
+    """Raise ``ValueError`` naming ``option`` unless ``value`` is a positive whole number."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{option} must be a positive whole number, got {value!r}")
+
+
+def play_game(agent: Agent, opponent: Agent, plan: GamePlan,
+              target: int = DEFAULT_TARGET) -> Game:
+    """Reset both agents and play one game to the end as ``plan`` says; returns the finished game
+    (its ``records`` hold the cards dealt, discards and points of every deal)."""
+    players: list[Agent] = [opponent, opponent]
+    players[plan.agent_seat] = agent
+    for player in {id(p): p for p in players}.values():
+        player.reset()
+    game = Game(target=target, seed=plan.game_seed, first_dealer=plan.first_dealer,
+                deals=plan.deals)
+    while not game.is_over:
+        seat = game.to_move
+        mask = game.legal_mask()
+        card = players[seat].act(encode(game, seat), mask)
+        try:
+            game.step(int(card))
+        except ValueError as err:  # IllegalActionError: a bug in the agent, say whose
+            side = SIDES[0] if seat == plan.agent_seat else SIDES[1]
+            name = getattr(players[seat], "name", type(players[seat]).__name__)
+            raise type(err)(f"{side} {name!r} chose an illegal card in game {plan.index}: "
+                            f"{err}") from err
+    return game
+
+
+def build_agent(spec: str, seed: int | None = None) -> Agent:
+    """``agents.registry.make_agent`` with errors that name the spec: an unknown name, a missing
+    path, or a checkpoint that cannot be read all raise ``ValueError``."""
+    from agents.registry import make_agent
+
+    if not isinstance(spec, str):
+        raise ValueError(f"agent spec must be a name or a checkpoint path, got {spec!r}")
+    try:
+        return make_agent(spec, seed=seed)
+    except ValueError:
+        raise  # make_agent's and the loader's own messages name the spec and what was expected
+    except FileNotFoundError as err:  # e.g. a folder that holds no checkpoint files
+        raise ValueError(f"agent {spec!r}: {err}") from err
+    except ImportError as err:
+        raise ValueError(f"agent {spec!r} is not available: {err}") from err
+    except Exception as err:  # a loader's failure on a corrupt file can be of any type
+        raise ValueError(f"agent {spec!r}: cannot read checkpoint {spec}: "
+                         f"{type(err).__name__}: {err}") from err
+
+
+def _instantiate(ref: AgentRef, seed: int) -> Agent:
+    if isinstance(ref, str):
+        return build_agent(ref, seed=seed)
+    agent = copy.deepcopy(ref)
+    rng = getattr(agent, "rng", None)
+    if isinstance(rng, np.random.Generator):
+        agent.rng = np.random.default_rng(seed)
+    elif isinstance(rng, random.Random):
+        agent.rng = random.Random(seed)
+    return agent
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """Games ``start`` to ``stop`` (exclusive) of an evaluation: the unit of work of a process or
+    a Ray task (``training.ray_backend``), picklable."""
+
+    number: int
+    start: int
+    stop: int
+    agent: AgentRef
+    opponent: AgentRef
+    seed: int
+    duplicate: bool
+    target: int
+    regret: bool
+    engine: str
+    record: bool = False
+
+
+def _game_record(game: Game, plan: GamePlan, block: Block,
+                 actions: Sequence[int] | None = None) -> dict[str, Any]:
+    from .record import game_record
+
+    names = [agent_name(block.opponent)] * 2
+    names[plan.agent_seat] = agent_name(block.agent)
+    return game_record(game, names, plan.first_dealer, actions,
+                       evaluation={"index": plan.index, "seed": block.seed,
+                                   "agent_seat": plan.agent_seat, "engine": block.engine})
+
+
+def run_block(block: Block, on_game: Callable[[int], None] | None = None) -> list[GameResult]:
+    """Play ``block``'s games on its engine; ``on_game(n)`` is told as games finish."""
+    agent = _instantiate(block.agent, derive_seed(block.seed, "agent", block.number))
+    opponent = _instantiate(block.opponent, derive_seed(block.seed, "opponent", block.number))
+    regret_fn = exact_regret_fn() if block.regret else None
+    plans = [game_plan(block.seed, index, block.duplicate)
+             for index in range(block.start, block.stop)]
+    if block.engine == "fast":  # the block's games together on the compiled core
+        trace: list[list[int]] | None = [] if block.record else None
+        games = play_games(agent, opponent, plans, block.target, trace=trace)
+        if on_game is not None:
+            on_game(len(games))
+        results = [game_result(game, plan, regret_fn)
+                   for game, plan in zip(games, plans, strict=True)]
+        if trace is not None:  # the compiled core keeps no log: the record replays the moves
+            for result, game, plan, actions in zip(results, games, plans, trace, strict=True):
+                result.record = _game_record(game, plan, block, actions)
+        return results
+    results = []
+    for plan in plans:
+        game = play_game(agent, opponent, plan, block.target)
+        results.append(game_result(game, plan, regret_fn))
+        if block.record:
+            results[-1].record = _game_record(game, plan, block)
+        if on_game is not None:
+            on_game(1)
+    return results
+
+
+@contextmanager
+def _torch_single_thread() -> Iterator[None]:
+    """Run torch on one thread while games play in this process, then restore the setting.
+
+    Policies run one observation at a time, where torch's thread pool only adds overhead: on 2 busy
+    cores a small checkpoint played 4x faster with one thread than with two.
+    """
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _init_worker() -> None:
+    # One thread per process: the workers already fill the cores (matters for torch policies).
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+
+def process_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool suitable for ``evaluate(..., pool=...)``. It uses "spawn" processes, which are safe
+    when the caller has torch threads running (a trainer)."""
+    check_count("workers", workers)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_init_worker)
+
+
+def agent_name(ref: AgentRef) -> str:
+    """The name a report gives an agent spec or object."""
+    if isinstance(ref, str):
+        return ref.strip()
+    return str(getattr(ref, "name", type(ref).__name__))
+
+
+
+def run_blocks(blocks: Sequence[Block], workers: int, pool: Executor | None,
+               on_games: Callable[[int], None]) -> list[GameResult]:
+    """Every block's results, in game order: in this process when ``workers`` is 1 (and no
+    ``pool``), else on ``pool`` or a process pool of ``workers``. ``on_games(n)`` is told as games
+    finish (a progress bar)."""
+    by_block: dict[int, list[GameResult]] = {}
+    if pool is None and (workers == 1 or len(blocks) == 1):
+        with _torch_single_thread():
+            for block in blocks:
+                by_block[block.number] = run_block(block, on_game=on_games)
+    else:
+        own = pool is None
+        executor = process_pool(min(workers, len(blocks))) if own else pool
+        try:
+            futures = {executor.submit(run_block, block): block for block in blocks}
+            for future in as_completed(futures):
+                block = futures[future]
+                by_block[block.number] = future.result()
+                on_games(block.stop - block.start)
+        finally:
+            if own:
+                executor.shutdown(cancel_futures=True)
+    return [r for b in sorted(by_block) for r in by_block[b]]
