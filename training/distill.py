@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import io
 import json
+import multiprocessing
+import signal
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +34,8 @@ from torch import nn
 from crib_env.cards import N_CARDS
 from crib_env.observation import OBS_SIZE
 
-from .evaluate import build_agent, derive_seed, game_plan, play_game
+from .eval_plans import derive_seed, game_plan
+from .eval_play import build_agent, play_game
 from .files import atomic_write, atomic_write_text
 
 CHUNK_GAMES = 25
@@ -93,6 +96,14 @@ def record_chunk(teacher: str, opponent: str, seed: int, number: int) -> dict[st
             "seconds": np.float64(time.perf_counter() - started)}
 
 
+def _recorder_process() -> None:
+    # the run's own process answers SIGINT / SIGTERM (it stops after the chunks in flight); a
+    # Ctrl-C sent to the whole process group must not kill the recorders under it
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    torch.set_num_threads(1)
+
+
 def _npz_bytes(data: dict[str, np.ndarray]) -> bytes:
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **data)
@@ -124,35 +135,32 @@ def record(folder: Path, teacher: str, opponents: Sequence[str], chunks: int, se
         return 0
     bar = tqdm(total=len(todo), unit="chunk", disable=not progress, dynamic_ncols=True,
                desc=f"recording {teacher} ({CHUNK_GAMES} games a chunk)")
-    jobs = [(teacher, opponents[k % len(opponents)], seed, k) for k in todo]
-    with ProcessPoolExecutor(workers) if workers > 1 else _InProcess() as pool:
-        # in order, ``workers`` at a time: a stop request loses at most the chunks in flight
-        for first in range(0, len(jobs), workers):
-            if should_stop():
+    jobs = iter([(teacher, opponents[k % len(opponents)], seed, k) for k in todo])
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_recorder_process) as pool:
+        # a few chunks in flight per worker, each written as soon as it is done: a stop request
+        # loses at most the chunks in flight
+        running: dict[Future, int] = {}
+        while True:
+            while not should_stop() and len(running) < 2 * workers:
+                job = next(jobs, None)
+                if job is None:
+                    break
+                running[pool.submit(record_chunk, *job)] = job[-1]
+            if not running:
                 break
-            batch = jobs[first:first + workers]
-            for (_, _, _, number), data in zip(batch, pool.map(_record_job, batch)):
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                number = running.pop(future)
+                data = future.result()
                 atomic_write(folder / CHUNK_PATTERN.format(number),
                              lambda tmp, data=data: tmp.write_bytes(_npz_bytes(data)))
                 bar.update(1)
+            if should_stop():
+                for future in running:
+                    future.cancel()
     bar.close()
     return sum(not (folder / CHUNK_PATTERN.format(k)).exists() for k in range(chunks))
-
-
-def _record_job(job: tuple[str, str, int, int]) -> dict[str, np.ndarray]:
-    return record_chunk(*job)
-
-
-class _InProcess:
-    def __enter__(self) -> _InProcess:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        pass
-
-    @staticmethod
-    def map(fn: Callable, items: Sequence) -> list:
-        return [fn(item) for item in items]
 
 
 @dataclass
