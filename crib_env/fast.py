@@ -925,6 +925,7 @@ def deal_record(S: np.ndarray, b: int) -> DealRecord:
         hand=[row[HAND_PTS], row[HAND_PTS + 1]],
         crib=row[CRIB_PTS],
         completed=bool(row[COMPLETED]),
+        laid=[len(cards_of(row[PLAYED])), len(cards_of(row[PLAYED + 1]))],
     )
 
 

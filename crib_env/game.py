@@ -101,6 +101,8 @@ class DealRecord:
     hand: list[int] = field(default_factory=lambda: [0, 0])
     crib: int = 0
     completed: bool = False  # False when the game ended before this deal's show was over
+    #: cards each player laid in the play (4 each once the play is over)
+    laid: list[int] = field(default_factory=lambda: [0, 0])
 
     def points(self, player: int) -> int:
         own = self.pegging[player] + self.hand[player]
@@ -401,6 +403,7 @@ class Game:
         player, other = self.to_move, 1 - self.to_move
         self.hands[player].remove(card)
         self.played[player].append(card)
+        self.record.laid[player] += 1
         self.sequence.append(card)
         self.count += VALUE[card]
         self.last_player = player

@@ -310,12 +310,42 @@ def test_deal_win_probability_sums_to_the_result_less_the_opening_chance():
         game.step(int(rng.choice(np.flatnonzero(game.legal_mask()))), game.to_move)
     table = default_table()
     for seat in (0, 1):
-        dealer_sum, dealer_deals, pone_sum, pone_deals = deal_win_probability(game, seat)
+        (dealer_sum, dealer_deals, pone_sum, pone_deals,
+         show, discards, play, laid) = deal_win_probability(game, seat)
         assert dealer_deals + pone_deals == len(game.records)
         opening = table.win_probability(0, 0, dealer=seat == 0)
         result = 1.0 if game.winner == seat else 0.0
         assert dealer_sum + pone_sum == pytest.approx(result - opening)
+        # by decision: what is left is the heels, worked out here on its own
+        heels, board = 0.0, [0, 0]
+        for i, record in enumerate(game.records):
+            deals = record.dealer == seat
+            cut = board.copy()
+            cut[record.dealer] = min(cut[record.dealer] + record.heels, 121)
+            heels += (table.win_probability(cut[seat], cut[1 - seat], dealer=deals)
+                      - table.win_probability(board[seat], board[1 - seat], dealer=deals))
+            board = [min(board[p] + record.points(p), 121) for p in (0, 1)]
+        assert show + play + heels == pytest.approx(result - opening)
+        assert discards == 2 * len(game.records)
+        assert laid == sum(r.laid[seat] for r in game.records)
+        assert 4 * (len(game.records) - 1) < laid <= 4 * len(game.records)
     assert deal_win_probability(Game(seed=1, target=61), 0) is None  # not the table's game
+
+
+def test_both_engines_count_the_cards_each_player_laid():
+    """``DealRecord.laid`` (what the per-decision figure divides by) is the same on the compiled
+    core and the plain engine over the same games, 4 each in a completed deal."""
+    from agents.standard import StandardAgent
+    from training.batch_play import play_games
+    from training.evaluate import game_plan, play_game
+
+    plans = [game_plan(3, i, duplicate=True) for i in range(4)]  # the same deals on both
+    fast_games = play_games(StandardAgent(seed=1), StandardAgent(seed=2), plans)
+    for plan, fast_game in zip(plans, fast_games):
+        game = play_game(StandardAgent(seed=1), StandardAgent(seed=2), plan)
+        assert [(r.laid, r.pegging, r.hand, r.crib) for r in fast_game.records] == \
+            [(r.laid, r.pegging, r.hand, r.crib) for r in game.records]
+        assert all(r.laid == [4, 4] for r in game.records if r.completed)
 
 
 def test_cli_flags_endgame_cells_as_approximate():

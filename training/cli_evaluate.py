@@ -48,6 +48,9 @@ def report_tables(report: EvaluationReport) -> list[Any]:
         w = report.winprob_per_deal
         summary.add_row("win chance added per deal (dealer / pone / all)",
                         f"{w['dealer']:+.2%} / {w['pone']:+.2%} / {w['all']:+.2%}")
+        d = report.winprob_per_decision
+        summary.add_row("win chance added per decision (discard / card laid)",
+                        f"{d['discard']:+.3%} / {d['play']:+.3%}")
     summary.add_row("games per second",
                     f"{report.games_per_second:.1f} ({report.workers} worker"
                     f"{'s' if report.workers != 1 else ''})")

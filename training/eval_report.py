@@ -30,9 +30,12 @@ VOLATILE_KEYS = ("seconds", "games_per_second", "workers")  # the only report ke
 #: per side and role, ``GameResult.role_points`` sums these over completed deals
 ROLE_POINT_FIELDS = ("pegging", "hand", "crib", "heels", "deals")
 _PEG, _HAND, _CRIB, _HEELS, _DEALS = range(len(ROLE_POINT_FIELDS))
-#: ``GameResult.winprob``: win probability added as dealer, dealer deals, as pone, pone deals
-WINPROB_FIELDS = ("dealer", "dealer deals", "pone", "pone deals")
-_W_DEALER, _W_DEALER_DEALS, _W_PONE, _W_PONE_DEALS = range(len(WINPROB_FIELDS))
+#: ``GameResult.winprob``: win probability added as dealer, dealer deals, as pone, pone deals;
+#: then by decision: added over the shows, the agent's discards, over the plays, its cards laid
+WINPROB_FIELDS = ("dealer", "dealer deals", "pone", "pone deals",
+                  "show", "discards", "play", "cards laid")
+(_W_DEALER, _W_DEALER_DEALS, _W_PONE, _W_PONE_DEALS,
+ _W_SHOW, _W_DISCARDS, _W_PLAY, _W_LAID) = range(len(WINPROB_FIELDS))
 
 @dataclass(slots=True)
 class GameResult:
@@ -51,8 +54,8 @@ class GameResult:
     regret: list[list[float]]
     #: the game as ``training.record`` writes it, when the evaluation records games
     record: dict[str, Any] | None = None
-    #: the agent's win probability added per deal (``deal_win_probability``): [as dealer, dealer
-    #: deals, as pone, pone deals]; None without the win-odds table
+    #: the agent's win probability added (``deal_win_probability``), by ``WINPROB_FIELDS``; None
+    #: without the win-odds table
     winprob: list[float] | None = None
 
     @property
@@ -115,28 +118,48 @@ def _odds_table() -> Any:
 
 
 def deal_win_probability(game: Game, seat: int) -> list[float] | None:
-    """For each deal, the change in ``seat``'s chance to win from the win-odds table: from the
-    deal's start (scores, who deals) to the next deal's start, or to 1 / 0 when the deal ends the
-    game. Summed by role: [as dealer, dealer deals, as pone, pone deals]. Under the table's own
-    strategy (standard vs standard) each deal's change averages zero, so the mean says how much
-    win probability a side adds per deal over that level, and in which role. None without the
-    table or for a target other than the table's."""
+    """The change in ``seat``'s chance to win (the win-odds table) over each deal, from the deal's
+    start (scores, who deals) to the next deal's start, or to 1 / 0 when the deal ends the game;
+    as ``WINPROB_FIELDS``:
+
+    * by role: summed over the deals ``seat`` dealt and those it did not, with their counts. Under
+      the table's own strategy (standard vs standard) each deal's change averages zero, so the
+      mean says how much win probability a side adds per deal over that level, and in which role;
+    * by decision: the change over each deal's play (both sides' pegging, from the board after
+      the cut) summed with the cards ``seat`` laid, and the change over its show (hands and crib,
+      what the discards decided) with the cards ``seat`` discarded. The heels, luck of the cut,
+      count in neither.
+
+    None without the table or for a target other than the table's."""
     table = _odds_table()
     if table is None or game.target != table.target:
         return None
+    target = game.target
     out = [0.0] * len(WINPROB_FIELDS)
-    scores = [0, 0]
+
+    def chance(board: list[int], seat_deals_next: bool) -> float:
+        if max(board) >= target:
+            return 1.0 if board[seat] >= target else 0.0
+        return table.win_probability(board[seat], board[1 - seat], seat_deals_next)
+
+    start = [0, 0]
     for record in game.records:
-        before = table.win_probability(scores[seat], scores[1 - seat], record.dealer == seat)
-        for player in (0, 1):
-            scores[player] = min(scores[player] + record.points(player), game.target)
-        if max(scores) >= game.target:
-            after = 1.0 if scores[seat] >= game.target else 0.0
-        else:  # the next deal is dealt by this deal's pone
-            after = table.win_probability(scores[seat], scores[1 - seat], record.dealer != seat)
-        role = _W_DEALER if record.dealer == seat else _W_PONE
+        deals = record.dealer == seat
+        heels = [record.heels if p == record.dealer else 0 for p in (0, 1)]
+        cut = [min(start[p] + heels[p], target) for p in (0, 1)]
+        played = [min(start[p] + heels[p] + record.pegging[p], target) for p in (0, 1)]
+        end = [min(start[p] + record.points(p), target) for p in (0, 1)]
+        before = chance(start, deals)
+        after_cut, after_play = chance(cut, deals), chance(played, deals)
+        after = chance(end, not deals)  # the next deal is dealt by this deal's pone
+        role = _W_DEALER if deals else _W_PONE
         out[role] += after - before
         out[role + 1] += 1  # the role's deal count follows its sum
+        out[_W_PLAY] += after_play - after_cut
+        out[_W_LAID] += record.laid[seat]
+        out[_W_SHOW] += after - after_play
+        out[_W_DISCARDS] += len(record.discards[seat])
+        start = end
     return out
 
 
@@ -207,6 +230,10 @@ class EvaluationReport:
     #: the agent's mean win probability added per deal by role (``deal_win_probability``):
     #: {"dealer", "pone", "all"}; None without the win-odds table
     winprob_per_deal: dict[str, float] | None = None
+    #: the agent's mean win probability added per decision (``deal_win_probability``):
+    #: "discard" (the shows, per card discarded) and "play" (the plays, per card laid); None
+    #: without the win-odds table
+    winprob_per_decision: dict[str, float] | None = None
     engine: str = "game"  # "fast" (compiled core, games interleaved) or "game" (plain engine)
     seconds: float = 0.0
     games_per_second: float = 0.0
@@ -248,6 +275,8 @@ class EvaluationReport:
                                else {k: _r(v) for k, v in self.discard_regret.items()}),
             "winprob_per_deal": (None if self.winprob_per_deal is None
                                  else {k: _r(v) for k, v in self.winprob_per_deal.items()}),
+            "winprob_per_decision": (None if self.winprob_per_decision is None else
+                                     {k: _r(v) for k, v in self.winprob_per_decision.items()}),
         }
         if volatile:
             out.update(seconds=_r(self.seconds), games_per_second=_r(self.games_per_second),
@@ -296,7 +325,7 @@ def summarize(results: Sequence[GameResult], agent: str, opponent: str, seed: in
             count = sum(r.regret[s][1] for r in results)
             discard_regret[side] = math.fsum(r.regret[s][0] for r in results) / count
 
-    winprob_per_deal = None
+    winprob_per_deal = winprob_per_decision = None
     if results and all(r.winprob is not None for r in results):
         sums = [math.fsum(r.winprob[k] for r in results) for k in range(len(WINPROB_FIELDS))]
         dealer, dealer_deals = sums[_W_DEALER], sums[_W_DEALER_DEALS]
@@ -304,6 +333,8 @@ def summarize(results: Sequence[GameResult], agent: str, opponent: str, seed: in
         winprob_per_deal = {"dealer": dealer / max(dealer_deals, 1),
                             "pone": pone / max(pone_deals, 1),
                             "all": (dealer + pone) / max(dealer_deals + pone_deals, 1)}
+        winprob_per_decision = {"discard": sums[_W_SHOW] / max(sums[_W_DISCARDS], 1),
+                                "play": sums[_W_PLAY] / max(sums[_W_LAID], 1)}
 
     return EvaluationReport(
         agent=agent, opponent=opponent, games=n, seed=seed, duplicate=duplicate, target=target,
@@ -322,5 +353,6 @@ def summarize(results: Sequence[GameResult], agent: str, opponent: str, seed: in
         per_deal=per_deal,
         discard_regret=discard_regret,
         winprob_per_deal=winprob_per_deal,
+        winprob_per_decision=winprob_per_decision,
         margins=margins,
     )
