@@ -16,10 +16,12 @@ restartable:
 
 from __future__ import annotations
 
+import ctypes
 import io
 import json
 import multiprocessing
 import signal
+import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -96,11 +98,18 @@ def record_chunk(teacher: str, opponent: str, seed: int, number: int) -> dict[st
             "seconds": np.float64(time.perf_counter() - started)}
 
 
+#: prctl option: the signal the kernel sends a process when its parent dies (Linux)
+PR_SET_PDEATHSIG = 1
+
+
 def _recorder_process() -> None:
     # the run's own process answers SIGINT / SIGTERM (it stops after the chunks in flight); a
-    # Ctrl-C sent to the whole process group must not kill the recorders under it
+    # Ctrl-C sent to the whole process group must not kill the recorders under it ...
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # ... but a recorder must not outlive a run that was killed outright
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     torch.set_num_threads(1)
 
 
