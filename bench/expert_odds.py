@@ -41,20 +41,19 @@ from crib_env.observation import encode  # noqa: E402
 from training.evaluate import derive_seed, draw_deals, evaluate  # noqa: E402
 from training.stats import mean_interval  # noqa: E402
 
-TARGET = 121
-
-MODEL = _solve_win_table(121, PONE_TOTAL, DEALER_TOTAL)
+TARGET = 121  # the win-odds table's game
+MODEL = _solve_win_table(TARGET, PONE_TOTAL, DEALER_TOTAL)
 #: every module that looks ``win_table`` up by name when the expert decides
 READERS = (endgame, rollout, standard)
 
 
 @contextmanager
 def model_table() -> Iterator[None]:
-    """``win_table`` answers with the per-deal model (target 121) while the block runs."""
+    """``win_table`` answers with the per-deal model (for ``TARGET``) while the block runs."""
     saved = [module.win_table for module in READERS]
 
     def model(target: int) -> np.ndarray:
-        return MODEL if int(target) == 121 else saved[0](target)
+        return MODEL if int(target) == TARGET else saved[0](target)
 
     for module in READERS:
         module.win_table = model

@@ -147,7 +147,7 @@ def deal_win_probability(game: Game, seat: int) -> list[float] | None:
         deals = record.dealer == seat
         heels = [record.heels if p == record.dealer else 0 for p in (0, 1)]
         cut = [min(start[p] + heels[p], target) for p in (0, 1)]
-        played = [min(start[p] + heels[p] + record.pegging[p], target) for p in (0, 1)]
+        played = [min(cut[p] + record.pegging[p], target) for p in (0, 1)]  # none after a win
         end = [min(start[p] + record.points(p), target) for p in (0, 1)]
         before = chance(start, deals)
         after_cut, after_play = chance(cut, deals), chance(played, deals)
