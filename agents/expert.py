@@ -32,6 +32,8 @@ discards, the opponent model and the play reading adds points per game.
 
 from __future__ import annotations
 
+import numpy as np
+
 from crib_env.observation import ObservationView
 
 from .analysis import DiscardTable, net_order
@@ -65,9 +67,17 @@ class ExpertAgent(StandardAgent):
         self.model = model
         self.miss = miss
         self.history = OpponentPlays()
+        #: card -> mean simulated pegging margin, of the last decision if it was a play decided by
+        #: points (empty for discards, forced plays and the end game's win filter); a distilled
+        #: network can learn these values as well as the chosen card (``training.distill``)
+        self.last_margins: dict[int, float] = {}
 
     def reset(self) -> None:
         self.history.clear()
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        self.last_margins = {}
+        return super().act(observation, action_mask)
 
     def observe(self, view: ObservationView) -> None:
         self.history.update(view)
@@ -109,6 +119,8 @@ class ExpertAgent(StandardAgent):
                                      policy=self.policy, model=self.model,
                                      history=self.history, miss=self.miss)
         keep = list(range(len(legal)))
+        if not endgame:
+            self.last_margins = {card: float(m) for card, m in zip(legal, margin, strict=True)}
         if endgame:
             best = max(win[i] for i in keep)
             keep = [i for i in keep if win[i] >= best - self.win_tolerance]

@@ -82,6 +82,8 @@ def network_input_batch(observations: np.ndarray, action_masks: np.ndarray,
 # Networks
 
 
+#: attention heads per block of ``CardNet(attention=...)``
+ATTENTION_HEADS = 4
 #: the logit of a card the player cannot see (never legal: every legal card is in the hand)
 UNSEEN_LOGIT = -1e9
 
@@ -99,10 +101,14 @@ class CardNet(nn.Module):
     used, its decision features. A token MLP encodes them; pooled token sets (hand, sequence, played,
     discards + starter) and the scalar slices form the context. Each card's logit is read from its
     own token next to the context, so what is learned about one card transfers to all of them.
+
+    ``attention`` > 0 adds that many self-attention blocks over the known cards' tokens before the
+    pools: a card's logit can then depend on the other cards one by one (the pair it keeps back,
+    the card that makes a run with it), which the pooled context only sums up.
     """
 
     def __init__(self, features: bool = True, hidden: int = 64, context: int = 128,
-                 embed: int = 16, prior: bool = False) -> None:
+                 embed: int = 16, prior: bool = False, attention: int = 0) -> None:
         super().__init__()
         self.features = features
         n_feat = N_CARD_FEATURES if features else 0
@@ -115,6 +121,10 @@ class CardNet(nn.Module):
         token_in = len(CARD_SETS) + MAX_SEQUENCE + 1 + 2 * embed + 1 + n_feat
         self.token = nn.Sequential(nn.Linear(token_in, hidden), nn.ReLU(),
                                    nn.Linear(hidden, hidden), nn.ReLU())
+        self.blocks = nn.ModuleList(
+            nn.TransformerEncoderLayer(hidden, ATTENTION_HEADS, dim_feedforward=2 * hidden,
+                                       dropout=0.0, batch_first=True, norm_first=True)
+            for _ in range(attention))
         n_scalar = sum(SLICES[name].stop - SLICES[name].start for name in SCALAR_SLICES)
         self.context = nn.Sequential(nn.Linear(n_scalar + 4 * hidden, context), nn.ReLU(),
                                      nn.Linear(context, context), nn.ReLU())
@@ -163,6 +173,11 @@ class CardNet(nn.Module):
             feats = _take_cards(x[:, OBS_SIZE:].reshape(batch, N_CARDS, N_CARD_FEATURES), slot)
             parts.append(feats)
         tokens = self.token(torch.cat(parts, dim=2))  # (B, K, H)
+        if len(self.blocks):
+            ignore = unseen[..., 0] > 0.5  # padding slots of rows with fewer known cards
+            ignore[:, 0] &= ~ignore.all(1)  # a row must attend to something
+            for block in self.blocks:
+                tokens = block(tokens, src_key_padding_mask=ignore)
 
         def pool(weight: torch.Tensor) -> torch.Tensor:
             return (tokens * weight[..., None]).sum(1) / (weight.sum(1, keepdim=True) + 1.0)
@@ -200,7 +215,7 @@ class MlpNet(nn.Module):
 
 #: architecture name -> (class, allowed keyword arguments); the only classes a checkpoint may name
 ARCHITECTURES: dict[str, tuple[type[nn.Module], tuple[str, ...]]] = {
-    "cards": (CardNet, ("features", "hidden", "context", "embed", "prior")),
+    "cards": (CardNet, ("features", "hidden", "context", "embed", "prior", "attention")),
     "mlp": (MlpNet, ("features", "hidden", "layers")),
     "afterstate": (AfterstateNet, ("features", "hidden", "layers")),
 }

@@ -8,9 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from agents.base import RandomAgent
+from agents.expert import ExpertAgent
+from agents.greedy import GreedyAgent
 from agents.learned import load_learned_agent
+from crib_env.observation import SLICES
 from training.config import parse_config
 from training.distill import (
     CHUNK_GAMES,
@@ -19,7 +23,10 @@ from training.distill import (
     record,
     record_chunk,
     rotation,
+    teacher_targets,
 )
+from training.eval_plans import game_plan
+from training.eval_play import play_game
 from training.trainer import train
 
 
@@ -105,4 +112,65 @@ def test_distill_config_errors() -> None:
         parse_config({**base, "opponents": [{"agent": "greedy", "weight": 0.5}]})
     with pytest.raises(ValueError, match="'self' is not one"):
         parse_config({**base, "opponents": [{"agent": "self"}]})
+    with pytest.raises(ValueError, match="only the 'expert' teacher records"):
+        parse_config({**base, "distill": {**base["distill"], "soft": 0.5}})
     assert parse_config(base).distill.teacher == "standard"  # the base itself is valid
+
+
+def test_the_expert_records_its_value_of_every_legal_card() -> None:
+    """Outside the end game, each play with a choice keeps the expert's simulated margin of every
+    legal card, and its card is within its tolerance of the best; discards keep no values."""
+    expert = ExpertAgent(seed=4, sims=30, discard_sims=30)
+    recorder = RecordingAgent(expert)
+    play_game(recorder, GreedyAgent(seed=5), game_plan(7, 0))
+    margins = np.asarray(recorder.margins)
+    masks = np.asarray(recorder.masks) > 0
+    valued = ~np.isnan(margins).all(axis=1)
+    assert valued.sum() > 10 and (~valued).sum() > 10
+    assert (~np.isnan(margins[valued]) == masks[valued]).all()  # exactly the legal cards
+    discard_phase = np.asarray(recorder.obs)[:, SLICES["phase"]][:, 0] > 0.5
+    assert not valued[discard_phase].any()
+    for row, card in zip(margins[valued], np.asarray(recorder.cards)[valued], strict=True):
+        assert row[card] >= np.nanmax(row) - expert.tolerance - 1e-6
+
+
+def test_teacher_targets_mix_the_card_with_the_values() -> None:
+    cards = torch.tensor([3, 10])
+    masks = torch.zeros(2, 52, dtype=torch.int8)
+    masks[0, [3, 4, 5]] = 1
+    masks[1, [10, 11]] = 1
+    margins = torch.full((2, 52), float("nan"))
+    margins[0, [3, 4, 5]] = torch.tensor([1.0, 2.0, -1.0])
+    assert teacher_targets(cards, masks, margins, 0.0, 0.5) is cards  # soft 0: the cards alone
+    assert teacher_targets(cards, masks, None, 0.5, 0.5) is cards
+    target = teacher_targets(cards, masks, margins, 0.5, 0.5)
+    assert torch.allclose(target.sum(1), torch.ones(2))
+    assert target[1, 10] == 1.0  # a row without values keeps the teacher's card
+    assert target[0, masks[0] == 0].abs().sum() == 0  # nothing on illegal cards
+    values = torch.softmax(torch.tensor([1.0, 2.0, -1.0]) / 0.5, 0)
+    assert torch.allclose(target[0, [3, 4, 5]], 0.5 * torch.tensor([1.0, 0, 0]) + 0.5 * values)
+    assert target[0, 4] > target[0, 5]  # the better card by value gets more
+
+
+def test_soft_targets_refuse_a_recording_without_values(tmp_path: Path) -> None:
+    rec = tmp_path / "rec"
+    rec.mkdir()
+    np.savez(rec / "chunk_00000.npz", obs=np.zeros((1, 10), np.float32),
+             masks=np.ones((1, 52), np.int8), cards=np.zeros(1, np.int16))
+    cfg = distill_config(tmp_path, teacher="expert", soft=0.5)
+    with pytest.raises(ValueError, match="without its values"):
+        train(parse_config(cfg), output_dir=tmp_path / "runs")
+    assert sorted(p.name for p in rec.iterdir()) == ["chunk_00000.npz"]  # nothing recorded
+
+
+@pytest.mark.slow
+def test_a_soft_distill_run_learns_the_experts_choices(tmp_path: Path) -> None:
+    """With half the target on the expert's values, the student still learns its cards."""
+    cfg = distill_config(tmp_path, teacher="expert", soft=0.5, chunks=3)
+    cfg["train"]["total_timesteps"] = 20_000
+    cfg["eval"] = {"every": 20_000, "games": 20, "opponents": ["greedy"], "at_start": False}
+    run = train(parse_config(cfg), output_dir=tmp_path / "runs")
+    train_set, held, _ = load_recording(tmp_path / "rec", 3)
+    assert train_set.margins is not None and (~np.isnan(train_set.margins)).any()
+    student = load_learned_agent(run / "latest")
+    assert float(np.mean(student.act_batch(held.obs, held.masks) == held.cards)) > 0.7

@@ -85,6 +85,8 @@ def test_unknown_architecture_or_argument_is_named():
         build_network("rnn")
     with pytest.raises(ValueError, match="takes features, hidden, layers; got context"):
         build_network("mlp", context=3)
+    with pytest.raises(ValueError, match="takes features, hidden, context, embed, prior, attention"):
+        build_network("cards", layers=3)
 
 
 class Fixed:
@@ -201,3 +203,39 @@ def test_card_network_over_known_cards_equals_all_52_tokens(features):
         unseen[list(view.unseen)] = True
         assert not (logits == UNSEEN_LOGIT)[~unseen].any()
         assert (logits == UNSEEN_LOGIT).sum() >= 52 - 11
+
+
+def test_attention_blocks_see_each_rows_known_cards_only():
+    """With attention, a row's logits and value are the same alone and in a batch whose rows
+    know more cards (their extra slots are padding the row must not attend to)."""
+    from agents.learned import network_input_batch
+    from crib_env.vector import CribbageVectorEnv
+
+    env = CribbageVectorEnv(16, opponent="random")
+    obs, info = env.reset(seed=3)
+    masks, rows = info["action_mask"], []
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        rows.append(network_input_batch(obs, masks, True))
+        obs, _, _, _, _ = env.step(np.argmax(np.where(masks > 0, rng.random(masks.shape), -1), 1))
+        masks = env.action_masks()
+    x = torch.from_numpy(np.concatenate(rows))
+    torch.manual_seed(0)
+    net = build_network("cards", features=True, hidden=32, context=32, attention=2).eval()
+    assert len(net.blocks) == 2
+    with torch.no_grad():
+        together = net(x)
+        alone = torch.cat([net(x[i:i + 1]) for i in range(len(x))])
+    known = alone > -1e8  # the row's own known cards and its value (a batch pads some more)
+    assert torch.allclose(together[known], alone[known], rtol=1e-4, atol=1e-4)
+
+
+def test_attention_config_errors():
+    from training.config import PolicyConfig
+
+    assert PolicyConfig(attention=2, hidden=64).arch_kwargs()["attention"] == 2
+    assert "attention" not in PolicyConfig().arch_kwargs()  # older checkpoints' kwargs unchanged
+    with pytest.raises(ValueError, match="only arch 'cards' has attention"):
+        PolicyConfig(arch="mlp", attention=1)
+    with pytest.raises(ValueError, match="multiple of the 4 attention heads"):
+        PolicyConfig(attention=1, hidden=30)

@@ -76,6 +76,8 @@ class PolicyConfig(_Section):
     layers: int = Field(2, ge=1, le=8, description="hidden layers (mlp and afterstate)")
     prior: bool = Field(False, description="cards + features only: start the linear feature head "
                                            "from a rule of thumb (agents.learned.CardNet)")
+    attention: int = Field(0, ge=0, le=8, description="cards only: self-attention blocks over "
+                                                      "the known cards' tokens")
 
     def arch_kwargs(self) -> dict[str, Any]:
         if self.arch == "cards":
@@ -83,6 +85,8 @@ class PolicyConfig(_Section):
                       "embed": self.embed}
             if self.prior:
                 kwargs["prior"] = True
+            if self.attention:
+                kwargs["attention"] = self.attention
             return kwargs
         return {"features": self.features, "hidden": self.hidden, "layers": self.layers}
 
@@ -91,6 +95,14 @@ class PolicyConfig(_Section):
         if self.arch == "afterstate" and (self.features or self.prior):
             raise ValueError("arch 'afterstate' reads the observation only: set features: false "
                              "and prior: false")
+        if self.attention and self.arch != "cards":
+            raise ValueError(f"policy.attention: only arch 'cards' has attention blocks, not "
+                             f"{self.arch!r}")
+        if self.attention:
+            from agents.learned import ATTENTION_HEADS  # torch: only for a config that needs it
+        if self.attention and self.hidden % ATTENTION_HEADS:
+            raise ValueError(f"policy.attention: hidden ({self.hidden}) must be a multiple of the "
+                             f"{ATTENTION_HEADS} attention heads")
         return self
 
 
@@ -143,6 +155,10 @@ class DMCConfig(_Section):
         return self
 
 
+#: the teacher that records its per-card values next to its card (``ExpertAgent.last_margins``)
+VALUED_TEACHER = "expert"
+
+
 class DistillConfig(_Section):
     """Policy distillation (``algo: distill``, training.distill): the network learns the teacher's
     choices, recorded from the teacher's games against the config's opponents."""
@@ -157,6 +173,12 @@ class DistillConfig(_Section):
     learning_rate: float = Field(1e-3, gt=0, le=1, description="Adam's rate, cosine to 0 over "
                                                               "train.total_timesteps")
     batch_size: int = Field(512, ge=8, description="decisions per gradient step")
+    soft: float = Field(0.0, ge=0, le=1, description=(
+        "weight of the teacher's values in the target: 0 learns its card alone; above 0 moves "
+        "this share to a softmax of its per-card values where it recorded them (the expert's "
+        "simulated pegging margins, outside the end game)"))
+    temperature: float = Field(0.5, gt=0, description="points: the softmax temperature of "
+                                                      "the values (distill.soft)")
 
 
 class TrainConfig(_Section):
@@ -260,6 +282,10 @@ class RunConfig(_Section):
                 if o.weight != int(o.weight):
                     raise ValueError(f"opponents: {o.agent!r} has weight {o.weight}; algo "
                                      f"'distill' needs whole weights (chunks in turn)")
+            if self.distill.soft > 0 and self.distill.teacher != VALUED_TEACHER:
+                raise ValueError(f"distill.soft: only the {VALUED_TEACHER!r} teacher records "
+                                 f"per-card values; {self.distill.teacher!r} gives its card "
+                                 f"alone (set distill.soft: 0)")
         if self.algo == "dmc":
             if self.train.engine != "fast":
                 raise ValueError("algo 'dmc' runs on train.engine: fast only")

@@ -11,7 +11,10 @@ restartable:
   alone and is written atomically to its own file, so a killed recording resumes by skipping the
   chunks on disk, and a recording folder can be shared by runs that ask for the same one.
 * **Fitting.** Cross-entropy of the network's legal-card logits against the teacher's card
-  (``imitation_step``); every ``HELD_OUT_EVERY``-th chunk is kept out to measure agreement.
+  (``imitation_step``), or against a mix of that card and a softmax of the teacher's per-card
+  values where it recorded them (``teacher_targets``, ``distill.soft``): the values say how much
+  worse each other card is, which one chosen card cannot. Every ``HELD_OUT_EVERY``-th chunk is
+  kept out to measure agreement.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ class RecordingAgent:
         self.obs: list[np.ndarray] = []
         self.masks: list[np.ndarray] = []
         self.cards: list[int] = []
+        self.margins: list[np.ndarray] = []
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         card = int(self.agent.act(observation, action_mask))
@@ -66,6 +70,10 @@ class RecordingAgent:
             self.obs.append(np.asarray(observation, dtype=np.float32).copy())
             self.masks.append(np.asarray(action_mask, dtype=np.int8).copy())
             self.cards.append(card)
+            margins = np.full(N_CARDS, np.nan, dtype=np.float32)
+            for legal, value in getattr(self.agent, "last_margins", {}).items():
+                margins[legal] = value
+            self.margins.append(margins)
         return card
 
     def reset(self) -> None:
@@ -95,6 +103,7 @@ def record_chunk(teacher: str, opponent: str, seed: int, number: int) -> dict[st
     return {"obs": np.asarray(recorder.obs, dtype=np.float32).reshape(-1, OBS_SIZE),
             "masks": np.asarray(recorder.masks, dtype=np.int8).reshape(-1, N_CARDS),
             "cards": np.asarray(recorder.cards, dtype=np.int16),
+            "margins": np.asarray(recorder.margins, dtype=np.float32).reshape(-1, N_CARDS),
             "seconds": np.float64(time.perf_counter() - started)}
 
 
@@ -174,14 +183,27 @@ def record(folder: Path, teacher: str, opponents: Sequence[str], chunks: int, se
 
 @dataclass
 class Decisions:
-    """Recorded decisions: observations, legal masks, the teacher's cards."""
+    """Recorded decisions: observations, legal masks, the teacher's cards and, where the teacher
+    gave them (``ExpertAgent.last_margins``), its value of every legal card (NaN elsewhere);
+    ``margins`` is None when some chunk was recorded without them."""
 
     obs: np.ndarray
     masks: np.ndarray
     cards: np.ndarray
+    margins: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.cards)
+
+
+def recorded_without_margins(folder: Path) -> list[Path]:
+    """The chunks in ``folder`` recorded without the teacher's values (before they were kept)."""
+    missing = []
+    for path in sorted(folder.glob(CHUNK_PATTERN.replace("{:05d}", "*"))):
+        with np.load(path) as data:
+            if "margins" not in data.files:
+                missing.append(path)
+    return missing
 
 
 def load_recording(folder: Path, chunks: int) -> tuple[Decisions, Decisions, float]:
@@ -199,9 +221,11 @@ def load_recording(folder: Path, chunks: int) -> tuple[Decisions, Decisions, flo
     def join(items: list[dict[str, np.ndarray]]) -> Decisions:
         if not items:
             return Decisions(np.zeros((0, OBS_SIZE), np.float32), np.zeros((0, N_CARDS), np.int8),
-                             np.zeros(0, np.int16))
+                             np.zeros(0, np.int16), np.zeros((0, N_CARDS), np.float32))
+        margins = (np.concatenate([item["margins"] for item in items])
+                   if all("margins" in item for item in items) else None)
         return Decisions(*(np.concatenate([item[k] for item in items])
-                           for k in ("obs", "masks", "cards")))
+                           for k in ("obs", "masks", "cards")), margins)
 
     return join(parts[False]), join(parts[True]), seconds
 
@@ -210,10 +234,29 @@ def legal_logits(net: nn.Module, inputs: torch.Tensor, masks: torch.Tensor) -> t
     return net(inputs)[:, :N_CARDS].masked_fill(masks == 0, ILLEGAL_LOGIT)
 
 
+def teacher_targets(cards: torch.Tensor, masks: torch.Tensor, margins: torch.Tensor | None,
+                    soft: float, temperature: float) -> torch.Tensor:
+    """What the network learns: the teacher's cards (B,) when ``soft`` is 0 or no row has values;
+    else distributions over the cards (B, 52): the teacher's card, with weight ``soft`` moved to a
+    softmax of the teacher's values (``margins``, points) at ``temperature`` on the rows that
+    have them (legal cards not NaN)."""
+    if margins is None or soft == 0.0:
+        return cards
+    valued = ~torch.isnan(margins) & (masks != 0)
+    has = valued.any(1)
+    if not bool(has.any()):
+        return cards
+    target = nn.functional.one_hot(cards, N_CARDS).to(torch.float32)
+    logits = (margins.nan_to_num(0.0) / temperature).masked_fill(~valued, float("-inf"))
+    target[has] = (1.0 - soft) * target[has] + soft * torch.softmax(logits[has], dim=1)
+    return target
+
+
 def imitation_step(net: nn.Module, optimizer: torch.optim.Optimizer, inputs: torch.Tensor,
-                   masks: torch.Tensor, cards: torch.Tensor) -> float:
-    """One gradient step of cross-entropy against the teacher's cards; returns the loss."""
-    loss = nn.functional.cross_entropy(legal_logits(net, inputs, masks), cards)
+                   masks: torch.Tensor, targets: torch.Tensor) -> float:
+    """One gradient step of cross-entropy against the teacher's cards, ``targets``: card ids (B,)
+    or distributions over the cards (B, 52) (``teacher_targets``); returns the loss."""
+    loss = nn.functional.cross_entropy(legal_logits(net, inputs, masks), targets)
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()

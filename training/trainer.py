@@ -663,7 +663,7 @@ class DistillTrainer(Trainer):
     def build(self) -> None:
         from agents.learned import build_network, network_input_batch
 
-        from .distill import load_recording, record, rotation
+        from .distill import load_recording, record, recorded_without_margins, rotation
 
         cfg = self.cfg
         d = cfg.distill
@@ -675,6 +675,13 @@ class DistillTrainer(Trainer):
         self.n_updates = 0
         self.recording = Path(d.recording) if d.recording else self.run_dir / "recording"
         opponents = rotation([(o.agent, o.weight) for o in cfg.opponents])
+        if d.soft > 0 and self.recording.exists():
+            old = recorded_without_margins(self.recording)
+            if old:
+                raise ValueError(f"distill.soft: {len(old)} chunks of {self.recording} (the "
+                                 f"first: {old[0].name}) hold the teacher's cards without its "
+                                 f"values; record into a new distill.recording or set "
+                                 f"distill.soft: 0")
         missing = record(self.recording, d.teacher, opponents, d.chunks, cfg.seed,
                          workers=d.workers, progress=cfg.train.progress_bar,
                          should_stop=lambda: self.stopping)
@@ -687,6 +694,8 @@ class DistillTrainer(Trainer):
         self.held = (torch.from_numpy(network_input_batch(held.obs, held.masks,
                                                           cfg.policy.features)),
                      torch.from_numpy(held.masks), torch.from_numpy(held.cards.astype(np.int64)))
+        if d.soft == 0:
+            self.data.margins = None  # the cards alone: no need to keep the values in memory
         print(f"distill: {len(self.data):,} decisions to learn from, {len(held):,} held out, "
               f"recorded in {self.recording}", flush=True)
 
@@ -709,7 +718,7 @@ class DistillTrainer(Trainer):
     def learn(self, steps: int) -> None:
         from agents.learned import network_input_batch
 
-        from .distill import cosine_rate, imitation_step
+        from .distill import cosine_rate, imitation_step, teacher_targets
 
         if self.data is None:
             return
@@ -741,10 +750,13 @@ class DistillTrainer(Trainer):
             for group in self.optimizer.param_groups:
                 group["lr"] = cosine_rate(d.learning_rate, self.num_timesteps,
                                           cfg.train.total_timesteps)
-            losses.append(imitation_step(
-                self.network, self.optimizer, torch.from_numpy(inputs),
-                torch.from_numpy(data.masks[rows]),
-                torch.from_numpy(data.cards[rows].astype(np.int64))))
+            masks = torch.from_numpy(data.masks[rows])
+            targets = teacher_targets(
+                torch.from_numpy(data.cards[rows].astype(np.int64)), masks,
+                None if data.margins is None else torch.from_numpy(data.margins[rows]),
+                d.soft, d.temperature)
+            losses.append(imitation_step(self.network, self.optimizer, torch.from_numpy(inputs),
+                                         masks, targets))
             self.timings["forward"] += t1 - t0
             self.timings["update"] += time.time() - t1
             self.num_timesteps += len(rows)
