@@ -23,9 +23,9 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
@@ -60,7 +60,7 @@ def model_table() -> Iterator[None]:
     try:
         yield
     finally:
-        for module, original in zip(READERS, saved):
+        for module, original in zip(READERS, saved, strict=True):
             module.win_table = original
 
 

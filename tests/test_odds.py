@@ -318,7 +318,7 @@ def test_deal_win_probability_sums_to_the_result_less_the_opening_chance():
         assert dealer_sum + pone_sum == pytest.approx(result - opening)
         # by decision: what is left is the heels, worked out here on its own
         heels, board = 0.0, [0, 0]
-        for i, record in enumerate(game.records):
+        for record in game.records:
             deals = record.dealer == seat
             cut = board.copy()
             cut[record.dealer] = min(cut[record.dealer] + record.heels, 121)
@@ -341,7 +341,7 @@ def test_both_engines_count_the_cards_each_player_laid():
 
     plans = [game_plan(3, i, duplicate=True) for i in range(4)]  # the same deals on both
     fast_games = play_games(StandardAgent(seed=1), StandardAgent(seed=2), plans)
-    for plan, fast_game in zip(plans, fast_games):
+    for plan, fast_game in zip(plans, fast_games, strict=True):
         game = play_game(StandardAgent(seed=1), StandardAgent(seed=2), plan)
         assert [(r.laid, r.pegging, r.hand, r.crib) for r in fast_game.records] == \
             [(r.laid, r.pegging, r.hand, r.crib) for r in game.records]
