@@ -18,7 +18,7 @@ from crib_env.cards import parse_cards
 from crib_env.single import SingleAgentCribbageEnv
 from training.checkpoint import load_training_state, rng_state, save_checkpoint
 from training.config import load_config, parse_config
-from training.plots import plot_command, read_evals
+from training.plots import merge_evals, plot_command, read_eval_file, read_evals
 from training.trainer import train
 
 MLP = {"features": False, "hidden": 16, "layers": 1}
@@ -323,6 +323,24 @@ def test_plot_keeps_a_line_a_resumed_run_appended_to_a_cut_one(tmp_path, capsys)
     (tmp_path / "evals.jsonl").write_text(text + "\n")
     assert [line["step"] for line in read_evals(tmp_path)] == [128, 256, 384]
     assert "skipped 1 line" in capsys.readouterr().err
+
+
+def test_plot_draws_evaluations_measured_afterwards_with_the_run(tmp_path, capsys):
+    (tmp_path / "evals.jsonl").write_text(_eval_line(128) + "\n" + _eval_line(256) + "\n")
+    later = tmp_path / "expert_evals.jsonl"
+    expert = json.loads(_eval_line(256).replace('"greedy"', '"expert"'))
+    expert["wall_seconds"] = 999.0
+    first = json.loads(_eval_line(0).replace('"greedy"', '"expert"'))
+    later.write_text(json.dumps(first) + "\n" + json.dumps(expert) + "\n")
+    merged = merge_evals(read_evals(tmp_path), read_eval_file(later))
+    assert [line["step"] for line in merged] == [0, 128, 256]
+    assert sorted(merged[2]["results"]) == ["expert", "greedy"]
+    assert merged[2]["wall_seconds"] == 25.6  # the run's own clock, not the later measurement's
+    out = tmp_path / "curves.png"
+    plot_command(tmp_path, out, extra=[later])
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(FileNotFoundError, match="no evaluation file at .*missing.jsonl"):
+        plot_command(tmp_path, out, extra=[tmp_path / "missing.jsonl"])
 
 
 def test_plot_refuses_a_file_with_no_readable_line(tmp_path):

@@ -100,11 +100,14 @@ def sweep(
 def plot(
     run_dir: Annotated[Path, typer.Argument(help="a run folder written by crib train")],
     output: Annotated[Path | None, typer.Option(help="PNG path (default RUN_DIR/curves.png)")] = None,
+    evals: Annotated[list[Path] | None, typer.Option(
+        help="more evaluations to draw, in evals.jsonl's format (repeatable): e.g. a slow "
+             "opponent measured afterwards on the run's saved networks")] = None,
 ) -> None:
     """Draw a run's learning curves to a PNG."""
     from training.plots import plot_command
 
-    _run(lambda: plot_command(run_dir, output=output))
+    _run(lambda: plot_command(run_dir, output=output, extra=evals or ()))
 
 
 @app.command()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +17,22 @@ def read_evals(run_dir: Path) -> list[dict[str, Any]]:
     A crash can cut the last line short, and a resumed run then appends its next line to the cut
     one. Such lines are skipped (a complete evaluation appended to a cut one is kept), with a
     warning on stderr saying how many; a file with no readable line at all is an error."""
-    path = Path(run_dir) / "evals.jsonl"
     if not Path(run_dir).is_dir():
         raise FileNotFoundError(f"no run folder at {run_dir}")
+    path = Path(run_dir) / "evals.jsonl"
     if not path.exists():
         raise FileNotFoundError(f"{run_dir} has no evals.jsonl: is it a run folder written by "
                                 f"crib train?")
+    return read_eval_file(path)
+
+
+def read_eval_file(path: Path) -> list[dict[str, Any]]:
+    """The evaluation lines of one ``evals.jsonl``-format file, oldest first (see
+    ``read_evals``)."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"no evaluation file at {path}")
     lines, skipped = [], []
-    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, text in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if not text.strip():
             continue
         line = _evaluation(text)
@@ -44,6 +53,18 @@ def read_evals(run_dir: Path) -> list[dict[str, Any]]:
               f"{shown}; cut by a crash?)", file=sys.stderr)
     # A resumed run may repeat a step; keep the last line for each.
     by_step = {line["step"]: line for line in lines}
+    return [by_step[s] for s in sorted(by_step)]
+
+
+def merge_evals(*sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Evaluation lines of several files as one curve: the lines of a step are joined (each
+    opponent's result from the last source that has it; the first wall time given)."""
+    by_step: dict[int, dict[str, Any]] = {}
+    for lines in sources:
+        for line in lines:
+            merged = by_step.setdefault(line["step"], {"step": line["step"], "results": {}})
+            merged.setdefault("wall_seconds", line.get("wall_seconds"))
+            merged["results"].update(line["results"])
     return [by_step[s] for s in sorted(by_step)]
 
 
@@ -74,8 +95,10 @@ def _evaluation_after_a_cut(text: str) -> dict[str, Any] | None:
     return None
 
 
-def plot_run(run_dir: Path, output: Path | None = None) -> Path:
-    """Draw the curves of ``run_dir`` to ``output`` (default ``RUN_DIR/curves.png``)."""
+def plot_run(run_dir: Path, output: Path | None = None, extra: Sequence[Path] = ()) -> Path:
+    """Draw the curves of ``run_dir`` to ``output`` (default ``RUN_DIR/curves.png``), with the
+    evaluations of the ``extra`` files (same format: an opponent too slow to evaluate during the
+    run, measured afterwards on its saved networks) on the same axes."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -86,7 +109,7 @@ def plot_run(run_dir: Path, output: Path | None = None) -> Path:
     run_dir = Path(run_dir)
     output = check_output_file(output if output is not None else run_dir / "curves.png",
                                "--output")
-    evals = read_evals(run_dir)
+    evals = merge_evals(read_evals(run_dir), *(read_eval_file(path) for path in extra))
     opponents = sorted({o for line in evals for o in line["results"]})
     fig, axes = plt.subplots(1, 3, figsize=(17, 4.5))
     ax_win, ax_wall, ax_pts = axes
@@ -95,7 +118,7 @@ def plot_run(run_dir: Path, output: Path | None = None) -> Path:
     for opponent in opponents:
         rows = [line for line in evals if opponent in line["results"]]
         for ax, x_key, key in panels:
-            xs = [line.get(x_key, 0) / (60 if x_key == "wall_seconds" else 1) for line in rows]
+            xs = [(line.get(x_key) or 0) / (60 if x_key == "wall_seconds" else 1) for line in rows]
             results = [line["results"][opponent] for line in rows]
             ys = [r[key] for r in results]
             lo = [r[f"{key}_ci95"][0] for r in results]
@@ -120,7 +143,7 @@ def plot_run(run_dir: Path, output: Path | None = None) -> Path:
     return output
 
 
-def plot_command(run_dir: Path, output: Path | None = None) -> Path:
-    path = plot_run(run_dir, output)
+def plot_command(run_dir: Path, output: Path | None = None, extra: Sequence[Path] = ()) -> Path:
+    path = plot_run(run_dir, output, extra)
     print(f"wrote {path}")
     return path
