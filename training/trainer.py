@@ -148,6 +148,7 @@ class Trainer:
         self.run_dir = run_dir
         self.resume = resume
         self.stop = stop or StopOnSignal()
+        self.code = source_commit()  # the code that starts the run, before a commit can move HEAD
         self.pool_dir = run_dir / "pool"
         self.uses_pool = any(o.agent == "self" for o in cfg.opponents)
         self.best_score: float | None = None
@@ -245,7 +246,7 @@ class Trainer:
                 "wall_seconds": round(self.wall_seconds(), 1),
             },
             "eval": self.last_eval,
-            "code": source_commit(),
+            "code": self.code,
             **self.extra_info(),
         }
         return save_checkpoint(
