@@ -119,11 +119,11 @@ class ExpertAgent(StandardAgent):
                                      policy=self.policy, model=self.model,
                                      history=self.history, miss=self.miss)
         keep = list(range(len(legal)))
-        if not endgame:
-            self.last_margins = {card: float(m) for card, m in zip(legal, margin, strict=True)}
         if endgame:
             best = max(win[i] for i in keep)
             keep = [i for i in keep if win[i] >= best - self.win_tolerance]
+        else:
+            self.last_margins = {card: float(m) for card, m in zip(legal, margin, strict=True)}
         best = max(margin[i] for i in keep)
         keep = [i for i in keep if margin[i] >= best - self.tolerance]
         candidates = [legal[i] for i in keep]

@@ -35,6 +35,7 @@ from training.distill import (
     imitation_step,
     legal_logits,
     load_recording,
+    minibatch,
     teacher_targets,
 )
 
@@ -71,27 +72,22 @@ def fit(train: Decisions, held: Decisions, standard: np.ndarray, args: argparse.
     label = (f"hidden {args.hidden}, attention {args.attention}, soft {args.soft} "
              f"(temperature {args.temperature})")
     print(f"fitting {label} on {len(train):,} decisions, {args.steps:,} steps", flush=True)
-    step, epoch, started = 0, 0, time.perf_counter()
+    step, started = 0, time.perf_counter()
     while step < args.steps:
-        order = np.random.default_rng([args.seed, epoch]).permutation(len(train))
-        epoch += 1
-        for start in range(0, len(train), BATCH):
-            rows = torch.from_numpy(order[start:start + min(BATCH, args.steps - step)])
-            for group in optimizer.param_groups:
-                group["lr"] = cosine_rate(args.learning_rate, step, args.steps)
-            target = teacher_targets(cards[rows], masks[rows], margins[rows], args.soft,
-                                     args.temperature)
-            imitation_step(net, optimizer, inputs[rows], masks[rows], target)
-            step += len(rows)
-            if step % args.report_every < BATCH or step >= args.steps:
-                net.eval()
-                with torch.inference_mode():
-                    chosen = legal_logits(net, held_inputs, held_masks).argmax(1).numpy()
-                net.train()
-                print(report(f"step {step:,} ({time.perf_counter() - started:.0f} s)", chosen,
-                             held, standard), flush=True)
-            if step >= args.steps:
-                break
+        rows = torch.from_numpy(minibatch(args.seed, len(train), step, BATCH, args.steps))
+        for group in optimizer.param_groups:
+            group["lr"] = cosine_rate(args.learning_rate, step, args.steps)
+        target = teacher_targets(cards[rows], masks[rows], margins[rows], args.soft,
+                                 args.temperature)
+        imitation_step(net, optimizer, inputs[rows], masks[rows], target)
+        step += len(rows)
+        if step % args.report_every < BATCH or step >= args.steps:
+            net.eval()
+            with torch.inference_mode():
+                chosen = legal_logits(net, held_inputs, held_masks).argmax(1).numpy()
+            net.train()
+            print(report(f"step {step:,} ({time.perf_counter() - started:.0f} s)", chosen,
+                         held, standard), flush=True)
 
 
 def main() -> None:

@@ -1,9 +1,9 @@
 """A config's network before any training, saved as a checkpoint: the "step 0" row beside the
 trained one (what training added), measured with the same ``crib evaluate`` commands.
 
-The network is built as the trainer builds it (``seed_everything(seed)``, then
-``build_network``), so it is the run's own starting point: its evaluation at ``eval.seed``
-matches the run's step-0 line in ``evals.jsonl``.
+The network is the one the run starts from (``training.trainer.initial_network``: seeded, then
+built), so its evaluation at ``eval.seed`` matches the run's step-0 line in ``evals.jsonl``. DMC
+and distillation configs only: PPO builds its network inside SB3's policy.
 
 Usage: ``PYTHONPATH=. python bench/step0_checkpoint.py --config configs/champion.yaml
 --out runs/champion_step0``.
@@ -14,10 +14,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from agents.learned import build_network
 from training.checkpoint import save_checkpoint
 from training.config import load_config
-from training.trainer import seed_everything
+from training.trainer import initial_network
 
 
 def main() -> None:
@@ -26,10 +25,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     cfg = load_config(args.config)
-    seed_everything(cfg.seed)
-    kwargs = cfg.policy.arch_kwargs()
-    net = build_network(cfg.policy.arch, **kwargs)
-    save_checkpoint(args.out, net, cfg.policy.arch, kwargs,
+    if cfg.algo == "ppo":
+        parser.error(f"{args.config}: algo 'ppo' builds its network inside SB3's policy, not "
+                     f"with training.trainer.initial_network; use a dmc or distill config")
+    save_checkpoint(args.out, initial_network(cfg), cfg.policy.arch, cfg.policy.arch_kwargs(),
                     {"name": f"{cfg.name}@0", "config": cfg.name, "num_timesteps": 0,
                      "note": f"{args.config}'s network at step 0 (seed_everything({cfg.seed}), "
                              f"then build)"})

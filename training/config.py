@@ -95,14 +95,15 @@ class PolicyConfig(_Section):
         if self.arch == "afterstate" and (self.features or self.prior):
             raise ValueError("arch 'afterstate' reads the observation only: set features: false "
                              "and prior: false")
-        if self.attention and self.arch != "cards":
-            raise ValueError(f"policy.attention: only arch 'cards' has attention blocks, not "
-                             f"{self.arch!r}")
         if self.attention:
             from agents.learned import ATTENTION_HEADS  # torch: only for a config that needs it
-        if self.attention and self.hidden % ATTENTION_HEADS:
-            raise ValueError(f"policy.attention: hidden ({self.hidden}) must be a multiple of the "
-                             f"{ATTENTION_HEADS} attention heads")
+
+            if self.arch != "cards":
+                raise ValueError(f"policy.attention: only arch 'cards' has attention blocks, not "
+                                 f"{self.arch!r}")
+            if self.hidden % ATTENTION_HEADS:
+                raise ValueError(f"policy.attention: hidden ({self.hidden}) must be a multiple of "
+                                 f"the {ATTENTION_HEADS} attention heads")
         return self
 
 

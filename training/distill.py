@@ -20,6 +20,7 @@ restartable:
 from __future__ import annotations
 
 import ctypes
+import functools
 import io
 import json
 import multiprocessing
@@ -228,6 +229,20 @@ def load_recording(folder: Path, chunks: int) -> tuple[Decisions, Decisions, flo
                            for k in ("obs", "masks", "cards")), margins)
 
     return join(parts[False]), join(parts[True]), seconds
+
+
+@functools.lru_cache(maxsize=1)
+def epoch_order(seed: int, epoch: int, size: int) -> np.ndarray:
+    """The order in which epoch ``epoch`` visits the ``size`` training decisions: a function of
+    the seed and the epoch alone, so a resumed fit continues exactly."""
+    return np.random.default_rng([seed, epoch]).permutation(size)
+
+
+def minibatch(seed: int, size: int, step: int, batch: int, end: int) -> np.ndarray:
+    """The rows learned from at ``step`` (one decision is one step): up to ``batch`` rows of the
+    epoch's order from ``step``'s place in it, never past the epoch's end or step ``end``."""
+    epoch, offset = divmod(step, size)
+    return epoch_order(seed, epoch, size)[offset:offset + min(batch, end - step)]
 
 
 def legal_logits(net: nn.Module, inputs: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:

@@ -75,6 +75,16 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def initial_network(cfg: RunConfig) -> torch.nn.Module:
+    """The network a DMC or distillation run starts from: built right after seeding, so a seed
+    fixes it (``bench/step0_checkpoint.py`` saves it for "what training added"). PPO's is built
+    inside SB3's policy instead."""
+    from agents.learned import build_network
+
+    seed_everything(cfg.seed)
+    return build_network(cfg.policy.arch, **cfg.policy.arch_kwargs())
+
+
 def make_env(rank: int, config: dict[str, Any], pool_dir: str | None, worker: bool = False):
     """Build one training environment (``worker``: inside its own env process)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -572,13 +582,11 @@ class DMCTrainer(Trainer):
     """Deep Monte-Carlo on the fast vector env (``training.dmc``)."""
 
     def build(self) -> None:
-        from agents.learned import build_network
         from crib_env.vector import CribbageVectorEnv
 
         cfg = self.cfg
         torch.set_num_threads(cfg.train.torch_threads)
-        seed_everything(cfg.seed)
-        self.network = build_network(cfg.policy.arch, **cfg.policy.arch_kwargs())
+        self.network = initial_network(cfg)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=cfg.dmc.learning_rate)
         self.num_timesteps = 0
         self.n_updates = 0
@@ -662,15 +670,14 @@ class DistillTrainer(Trainer):
     permutation of the training decisions per epoch, so a resumed run continues exactly."""
 
     def build(self) -> None:
-        from agents.learned import build_network, network_input_batch
+        from agents.learned import network_input_batch
 
         from .distill import load_recording, record, recorded_without_margins, rotation
 
         cfg = self.cfg
         d = cfg.distill
         torch.set_num_threads(cfg.train.torch_threads)
-        seed_everything(cfg.seed)
-        self.network = build_network(cfg.policy.arch, **cfg.policy.arch_kwargs())
+        self.network = initial_network(cfg)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=d.learning_rate)
         self.num_timesteps = 0
         self.n_updates = 0
@@ -719,16 +726,14 @@ class DistillTrainer(Trainer):
     def learn(self, steps: int) -> None:
         from agents.learned import network_input_batch
 
-        from .distill import cosine_rate, imitation_step, teacher_targets
+        from .distill import cosine_rate, imitation_step, minibatch, teacher_targets
 
         if self.data is None:
             return
         cfg = self.cfg
         d = cfg.distill
         data = self.data
-        size = len(data)
         end = self.num_timesteps + steps
-        order, order_epoch = None, -1
         losses: list[float] = []
         progress = _progress(cfg.train.progress_bar, steps)
         self.network.train()
@@ -740,11 +745,7 @@ class DistillTrainer(Trainer):
                 self.log_speed()
                 self.between_updates()
                 self.network.train()
-            epoch, offset = divmod(self.num_timesteps, size)
-            if epoch != order_epoch:
-                order = np.random.default_rng([cfg.seed, epoch]).permutation(size)
-                order_epoch = epoch
-            rows = order[offset:offset + min(d.batch_size, end - self.num_timesteps)]
+            rows = minibatch(cfg.seed, len(data), self.num_timesteps, d.batch_size, end)
             t0 = time.time()
             inputs = network_input_batch(data.obs[rows], data.masks[rows], cfg.policy.features)
             t1 = time.time()
