@@ -7,12 +7,15 @@ from pathlib import Path
 from .base import Agent, RandomAgent
 
 #: the names `crib evaluate --agent/--opponent` accepts (DESIGN.md contract), besides a path
-AGENT_NAMES = ("random", "greedy", "standard", "expert", "champion")
+AGENT_NAMES = ("random", "greedy", "standard", "expert", "champion", "champion-search")
+#: the search agent's name; its settings may follow a colon (``champion-search:sims=64``)
+SEARCH_NAME = "champion-search"
 CHAMPION_PATH = Path(__file__).resolve().parent.parent / "checkpoints" / "champion"
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
-    """Build the agent named by ``spec`` (a name in ``AGENT_NAMES`` or a checkpoint path)."""
+    """Build the agent named by ``spec`` (a name in ``AGENT_NAMES``, ``champion-search`` with
+    settings after a colon, or a checkpoint path)."""
     name = spec.strip()
     if name == "random":
         return RandomAgent(seed)
@@ -28,6 +31,13 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         from .expert import ExpertAgent
 
         return ExpertAgent(seed)
+    if name == SEARCH_NAME or name.startswith(SEARCH_NAME + ":"):
+        from .search import SearchSettings, load_search_agent
+
+        settings = SearchSettings.parse(name[len(SEARCH_NAME) + 1:])
+        if not CHAMPION_PATH.exists():
+            raise ValueError(f"agent {spec!r}: no checkpoint at {CHAMPION_PATH}")
+        return load_search_agent(CHAMPION_PATH, settings, seed=seed)
     path = CHAMPION_PATH if name == "champion" else Path(name)
     if name == "champion" or path.exists() or any(s in name for s in "/\\."):
         if not path.exists():

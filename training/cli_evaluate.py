@@ -51,6 +51,10 @@ def report_tables(report: EvaluationReport) -> list[Any]:
         d = report.winprob_per_decision
         summary.add_row("win chance added per decision (discard / card laid)",
                         f"{d['discard']:+.3%} / {d['play']:+.3%}")
+    if report.ms_per_decision is not None:
+        t = report.ms_per_decision
+        summary.add_row("time per decision (agent / opponent)",
+                        f"{t['agent']:.1f} ms / {t['opponent']:.1f} ms")
     summary.add_row("games per second",
                     f"{report.games_per_second:.1f} ({report.workers} worker"
                     f"{'s' if report.workers != 1 else ''})")

@@ -20,6 +20,7 @@ import multiprocessing
 import os
 import random
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -49,9 +50,11 @@ def check_count(option: str, value: Any) -> None:
 
 
 def play_game(agent: Agent, opponent: Agent, plan: GamePlan,
-              target: int = DEFAULT_TARGET) -> Game:
+              target: int = DEFAULT_TARGET, clock: list[list[float]] | None = None) -> Game:
     """Reset both agents and play one game to the end as ``plan`` says; returns the finished game
-    (its ``records`` hold the cards dealt, discards and points of every deal)."""
+    (its ``records`` hold the cards dealt, discards and points of every deal). ``clock``, if
+    given, gets each side's seconds spent choosing and decisions made: ``[[agent seconds, agent
+    decisions], [opponent seconds, opponent decisions]]``, added to what it holds."""
     players: list[Agent] = [opponent, opponent]
     players[plan.agent_seat] = agent
     for player in {id(p): p for p in players}.values():
@@ -61,7 +64,13 @@ def play_game(agent: Agent, opponent: Agent, plan: GamePlan,
     while not game.is_over:
         seat = game.to_move
         mask = game.legal_mask()
-        card = players[seat].act(encode(game, seat), mask)
+        observation = encode(game, seat)
+        started = time.perf_counter()
+        card = players[seat].act(observation, mask)
+        if clock is not None:
+            side = clock[0 if seat == plan.agent_seat else 1]
+            side[0] += time.perf_counter() - started
+            side[1] += 1
         try:
             game.step(int(card))
         except ValueError as err:  # IllegalActionError: a bug in the agent, say whose
@@ -153,8 +162,10 @@ def run_block(block: Block, on_game: Callable[[int], None] | None = None) -> lis
         return results
     results = []
     for plan in plans:
-        game = play_game(agent, opponent, plan, block.target)
+        clock = [[0.0, 0], [0.0, 0]]
+        game = play_game(agent, opponent, plan, block.target, clock)
         results.append(game_result(game, plan, regret_fn))
+        results[-1].decision_time = clock
         if block.record:
             results[-1].record = _game_record(game, plan, block)
         if on_game is not None:

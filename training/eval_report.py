@@ -26,7 +26,8 @@ from crib_env.game import DISCARDS_PER_PLAYER, Game
 from .eval_plans import ROLES, SIDES, GamePlan
 from .stats import mean_interval, wilson_interval
 
-VOLATILE_KEYS = ("seconds", "games_per_second", "workers")  # the only report keys that vary
+#: the only report keys that vary from run to run
+VOLATILE_KEYS = ("seconds", "games_per_second", "workers", "ms_per_decision")
 #: per side and role, ``GameResult.role_points`` sums these over completed deals
 ROLE_POINT_FIELDS = ("pegging", "hand", "crib", "heels", "deals")
 _PEG, _HAND, _CRIB, _HEELS, _DEALS = range(len(ROLE_POINT_FIELDS))
@@ -57,6 +58,9 @@ class GameResult:
     #: the agent's win probability added (``deal_win_probability``), by ``WINPROB_FIELDS``; None
     #: without the win-odds table
     winprob: list[float] | None = None
+    #: [[seconds, decisions] of the agent, of the opponent] choosing cards (the plain engine
+    #: times each decision; the compiled core's interleaved games do not: None)
+    decision_time: list[list[float]] | None = None
 
     @property
     def agent_won(self) -> bool:
@@ -238,6 +242,9 @@ class EvaluationReport:
     seconds: float = 0.0
     games_per_second: float = 0.0
     workers: int = 1
+    #: mean milliseconds per decision {"agent", "opponent"}, each side timed in the same games;
+    #: None where the games were interleaved on the compiled core
+    ms_per_decision: dict[str, float] | None = None
     margins: list[int] = field(default_factory=list, repr=False)  # per game, in index order
     #: per game, in index order, when ``evaluate(record_games=True)`` (``training.record``)
     records: list[dict[str, Any]] = field(default_factory=list, repr=False)
@@ -280,7 +287,9 @@ class EvaluationReport:
         }
         if volatile:
             out.update(seconds=_r(self.seconds), games_per_second=_r(self.games_per_second),
-                       workers=self.workers)
+                       workers=self.workers,
+                       ms_per_decision=(None if self.ms_per_decision is None else
+                                        {k: _r(v) for k, v in self.ms_per_decision.items()}))
         return out
 
     def to_json(self, volatile: bool = True) -> str:
@@ -336,6 +345,14 @@ def summarize(results: Sequence[GameResult], agent: str, opponent: str, seed: in
         winprob_per_decision = {"discard": sums[_W_SHOW] / max(sums[_W_DISCARDS], 1),
                                 "play": sums[_W_PLAY] / max(sums[_W_LAID], 1)}
 
+    ms_per_decision = None
+    if results and all(r.decision_time is not None for r in results):
+        ms_per_decision = {}
+        for s, side in enumerate(SIDES):
+            seconds = math.fsum(r.decision_time[s][0] for r in results)
+            decisions = sum(r.decision_time[s][1] for r in results)
+            ms_per_decision[side] = 1e3 * seconds / max(decisions, 1)
+
     return EvaluationReport(
         agent=agent, opponent=opponent, games=n, seed=seed, duplicate=duplicate, target=target,
         wins=wins, losses=n - wins, win_rate=win_rate,
@@ -354,5 +371,6 @@ def summarize(results: Sequence[GameResult], agent: str, opponent: str, seed: in
         discard_regret=discard_regret,
         winprob_per_deal=winprob_per_deal,
         winprob_per_decision=winprob_per_decision,
+        ms_per_decision=ms_per_decision,
         margins=margins,
     )

@@ -1,0 +1,5 @@
+"""Search at play time over a policy network (``champion-search``); see ``agents.search.agent``."""
+
+from .agent import ChampionSearchAgent, SearchSettings, load_search_agent
+
+__all__ = ["ChampionSearchAgent", "SearchSettings", "load_search_agent"]

@@ -1,0 +1,194 @@
+"""``champion-search``: a network's choices checked by search over sampled deals.
+
+Discards are the network's own (its discards lose about 0.004 points to the exact analyzer's).
+In the play, for each legal card:
+
+1. ``sims`` deals of the opponent's hidden cards are drawn from the cards the player has not seen,
+   consistently with its plays and its go (``agents.opponent_model.sample_opponent``: kept the way
+   an expected-value player would keep them);
+2. each draw is weighted by how likely the network, sitting in the opponent's seat with those
+   cards, was to make the plays the opponent made this deal (policy-based inference,
+   ``agents.search.inference``);
+3. every candidate card is valued on the same draws by the chance to win after the rest of the
+   deal, the play solved exactly with both hands known (``agents.search.solve``), the show
+   counted, the board position read from the win-odds table.
+
+The card with the best weighted value is laid; candidates within ``tolerance`` of it are decided
+by the network's logits. Everything comes from the observation and the agent's own memory of
+earlier observations in the deal: the hidden cards are sampled, never read.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from crib_env.game import Phase
+from crib_env.observation import decode
+
+from ..base import legal_cards
+from ..endgame import win_table
+from ..learned import ACTION_N, LearnedAgent, network_input_batch
+from ..opponent_model import MODEL_TABLES, OpponentPlays, opponent_cards
+from ..rollout import play_position
+from .inference import new_rows, opponent_observations, play_likelihood
+from .sampling import draw_opponents, solved_values
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """The search's settings; ``agents.registry`` reads them from ``champion-search:key=value,...``."""
+
+    #: sampled deals per decision
+    sims: int = 128
+    #: candidates whose value is within this chance to win of the best are decided by the network
+    tolerance: float = 0.002
+    #: the inference's floor (see ``inference.play_likelihood``); 1 turns the inference off
+    floor: float = 0.1
+    #: softmax temperature of the network's logits in the inference
+    temperature: float = 1.0
+    #: draw the opponent's hands as an expected-value player keeps them (else uniformly)
+    model: bool = True
+    #: stop adding sampled deals once a decision has taken this long (0: no limit). With a limit
+    #: the choices depend on the machine's speed, so a seed no longer fixes them.
+    budget_ms: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.sims < 1:
+            raise ValueError(f"champion-search: sims must be at least 1, got {self.sims}")
+        if not 0.0 <= self.floor <= 1.0:
+            raise ValueError(f"champion-search: floor must be in 0..1, got {self.floor}")
+        if self.temperature <= 0:
+            raise ValueError(f"champion-search: temperature must be positive, got "
+                             f"{self.temperature}")
+        if self.tolerance < 0 or self.budget_ms < 0:
+            raise ValueError("champion-search: tolerance and budget_ms must not be negative")
+
+    @classmethod
+    def parse(cls, text: str) -> SearchSettings:
+        """Settings from ``"sims=64,floor=0.1"`` (empty: the defaults); unknown keys and bad
+        values raise ``ValueError`` naming them."""
+        types = {f.name: f.type for f in fields(cls)}
+        values: dict[str, object] = {}
+        for item in filter(None, (part.strip() for part in text.split(","))):
+            key, sep, raw = item.partition("=")
+            key = key.strip()
+            if not sep or key not in types:
+                raise ValueError(f"champion-search: unknown setting {item!r}; settings are "
+                                 f"{', '.join(types)} (e.g. champion-search:sims=64)")
+            kind = types[key]
+            try:
+                if kind == "bool":
+                    if raw.strip() not in ("0", "1", "true", "false"):
+                        raise ValueError(raw)
+                    values[key] = raw.strip() in ("1", "true")
+                else:
+                    values[key] = (int if kind == "int" else float)(raw)
+            except ValueError:
+                raise ValueError(f"champion-search: setting {key} must be a {kind}, got "
+                                 f"{raw!r}") from None
+        return cls(**values)  # type: ignore[arg-type]
+
+
+#: sampled deals valued between two looks at the clock when a time budget is set
+BUDGET_CHUNK = 16
+
+
+class ChampionSearchAgent:
+    """The search over a policy network (see the module docstring)."""
+
+    stateless = False  # it remembers the opponent's plays of the deal
+
+    def __init__(self, policy: LearnedAgent, settings: SearchSettings | None = None,
+                 seed: int | None = None, name: str = "champion-search") -> None:
+        self.policy = policy
+        self.settings = settings or SearchSettings()
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+        self.history = OpponentPlays()
+        #: card -> the search's chance to win after laying it, at the last decision it searched
+        #: (empty after discards and forced plays): the soft targets of expert iteration
+        self.last_values: dict[int, float] = {}
+        self._wins: dict[int, np.ndarray] = {}
+
+    def reset(self) -> None:
+        self.history.clear()
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = legal_cards(action_mask)
+        view = decode(observation)
+        self.history.update(view)
+        self.last_values = {}
+        if view.phase == Phase.DISCARD or legal.size == 1:
+            return self.policy.act(observation, action_mask)
+        values = self.play_values(view, legal)
+        self.last_values = {int(c): float(v) for c, v in zip(legal, values, strict=True)}
+        best = values.max()
+        close = legal[values >= best - self.settings.tolerance]
+        if close.size == 1:
+            return int(close[0])
+        logits = self.policy.logits(observation, action_mask)
+        return int(close[int(np.argmax(logits[close]))])
+
+    def play_values(self, view, legal: np.ndarray) -> np.ndarray:
+        """Each legal card's weighted mean chance to win over the sampled deals."""
+        started = time.perf_counter()
+        s = self.settings
+        seed = int(self.rng.integers(2**31 - 1))
+        opponent = opponent_cards(view)
+        kept, discards = draw_opponents(opponent, s.sims, seed, s.model, not view.is_dealer,
+                                        MODEL_TABLES)
+        weights = self._weights(view, kept, discards)
+        position = play_position(view)
+        wins = self._win_table(view.target)
+        candidates = np.asarray(legal, dtype=np.int64)
+        chunk = BUDGET_CHUNK if s.budget_ms > 0 else s.sims
+        total = np.zeros(candidates.size)
+        mass = 0.0
+        for start in range(0, s.sims, chunk):
+            stop = min(start + chunk, s.sims)
+            values = solved_values(position, candidates, kept[start:stop], discards[start:stop],
+                                   opponent.played.size, wins)
+            total += values @ weights[start:stop]
+            mass += weights[start:stop].sum()
+            if s.budget_ms > 0 and (time.perf_counter() - started) * 1e3 >= s.budget_ms:
+                break
+        return total / mass
+
+    def _weights(self, view, kept: np.ndarray, discards: np.ndarray) -> np.ndarray:
+        history = self.history.arrays()
+        n = len(kept)
+        if self.settings.floor >= 1.0 or history.card.size == 0:
+            return np.ones(n)
+        obs, masks, chosen = new_rows(n * history.card.size)
+        informative = opponent_observations(kept, discards, history, view.starter,
+                                            not view.is_dealer, view.opp_score, view.own_score,
+                                            view.target, obs, masks, chosen)
+        if not informative.any():
+            return np.ones(n)
+        rows = np.flatnonzero(informative)
+        logits = np.zeros((len(chosen), ACTION_N), dtype=np.float32)
+        x = network_input_batch(obs[rows], masks[rows], self.policy.features)
+        with torch.inference_mode():
+            logits[rows] = self.policy.net(torch.from_numpy(x))[:, :ACTION_N].numpy()
+        masks[~informative, chosen[~informative]] = 1  # rows without a choice: weight 1
+        weights = play_likelihood(logits, masks, chosen, informative, n,
+                                  self.settings.floor, self.settings.temperature)
+        return weights if weights.sum() > 0 else np.ones(n)
+
+    def _win_table(self, target: int) -> np.ndarray:
+        if target not in self._wins:
+            self._wins[target] = win_table(target)
+        return self._wins[target]
+
+
+def load_search_agent(path: str | Path, settings: SearchSettings | None = None,
+                      seed: int | None = None) -> ChampionSearchAgent:
+    """The search over the network of the checkpoint at ``path``."""
+    from ..learned import load_learned_agent
+
+    return ChampionSearchAgent(load_learned_agent(path, seed=seed), settings, seed)
