@@ -35,9 +35,10 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         from .search import SearchSettings, load_search_agent
 
         settings = SearchSettings.parse(name[len(SEARCH_NAME) + 1:])
-        if not CHAMPION_PATH.exists():
-            raise ValueError(f"agent {spec!r}: no checkpoint at {CHAMPION_PATH}")
-        return load_search_agent(CHAMPION_PATH, settings, seed=seed)
+        network = Path(settings.net) if settings.net else CHAMPION_PATH
+        if not network.exists():
+            raise ValueError(f"agent {spec!r}: no checkpoint at {network}")
+        return load_search_agent(network, settings, seed=seed)
     path = CHAMPION_PATH if name == "champion" else Path(name)
     if name == "champion" or path.exists() or any(s in name for s in "/\\."):
         if not path.exists():

@@ -112,7 +112,7 @@ def test_distill_config_errors() -> None:
         parse_config({**base, "opponents": [{"agent": "greedy", "weight": 0.5}]})
     with pytest.raises(ValueError, match="'self' is not one"):
         parse_config({**base, "opponents": [{"agent": "self"}]})
-    with pytest.raises(ValueError, match="only the 'expert' teacher records"):
+    with pytest.raises(ValueError, match="only the expert and champion-search teachers record"):
         parse_config({**base, "distill": {**base["distill"], "soft": 0.5}})
     assert parse_config(base).distill.teacher == "standard"  # the base itself is valid
 

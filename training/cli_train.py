@@ -52,6 +52,29 @@ def final_table(cfg: RunConfig, run_dir: Path, final: list[dict[str, Any]]) -> A
     return table
 
 
+def generations_table(run_dir: Path) -> Any:
+    """``algo: exit``: each generation's network against the previous one and the opponents."""
+    from rich.table import Table
+
+    from .exit import GENERATIONS_FILE
+
+    lines = [json.loads(x) for x in (run_dir / GENERATIONS_FILE).read_text().splitlines() if x]
+    names = list(lines[0]["results"]) if lines else []
+    table = Table(title=f"{run_dir.name}: expert iteration (duplicate games, win rate, 95% over "
+                        f"pairs)")
+    for column in ("generation", *(f"vs {n}" for n in names), "minutes"):
+        table.add_column(column, justify="right")
+    for line in lines:
+        cells = []
+        for name in names:
+            r = line["results"][name]
+            lo, hi = r["win_rate_ci95_paired"] or r["win_rate_ci95"]
+            cells.append(f"{r['win_rate']:.1%} ({lo:.1%}-{hi:.1%})")
+        minutes = (line["fit_seconds"] + line["eval_seconds"]) / 60
+        table.add_row(str(line["generation"]), *cells, f"{minutes:.1f}")
+    return table
+
+
 def train_command(config: Path, output_dir: Path | None = None, resume: bool = False) -> Path:
     """``crib train``: load and validate the config, train, say where everything is."""
     cfg = load_config(config)
@@ -66,6 +89,12 @@ def train_command(config: Path, output_dir: Path | None = None, resume: bool = F
         print(f"latest:      {run_dir / 'latest'}   ({stopped.steps:,} steps)")
         print(f"resume with: {resume_command}", flush=True)
         raise
+    if cfg.algo == "exit":
+        from rich.console import Console
+
+        Console().print(generations_table(run_dir))
+        print(f"run:         {run_dir}   (resume: {resume_command})")
+        return run_dir
     final = json.loads((run_dir / "summary.json").read_text()).get("final")
     if final is not None:
         from rich.console import Console

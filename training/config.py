@@ -157,7 +157,8 @@ class DMCConfig(_Section):
 
 
 #: the teacher that records its per-card values next to its card (``ExpertAgent.last_margins``)
-VALUED_TEACHER = "expert"
+#: the teachers that record a value for every legal card (``distill.soft`` learns them)
+VALUED_TEACHERS = ("expert", "champion-search")
 
 
 class DistillConfig(_Section):
@@ -165,8 +166,9 @@ class DistillConfig(_Section):
     choices, recorded from the teacher's games against the config's opponents."""
 
     teacher: str = Field("expert", description="the agent whose choices are learned")
-    chunks: int = Field(400, ge=1, description="chunks of 25 recorded games (about 1,000 "
+    chunks: int = Field(400, ge=1, description="chunks of recorded games (25 games: about 1,000 "
                                                "decisions each)")
+    chunk_games: int = Field(25, ge=1, le=1000, description="games per recorded chunk")
     recording: str | None = Field(
         None, description="folder of the recording (reused where it holds the same teacher, "
                           "opponents and seed); default: recording/ in the run folder")
@@ -180,6 +182,42 @@ class DistillConfig(_Section):
         "simulated pegging margins, outside the end game)"))
     temperature: float = Field(0.5, gt=0, description="points: the softmax temperature of "
                                                       "the values (distill.soft)")
+
+
+class ExitConfig(_Section):
+    """Expert iteration (``algo: exit``, training.exit): each generation distills the search over
+    the previous generation's network (the ``distill`` section sets the recording and the fit)."""
+
+    generations: int = Field(3, ge=1, le=100, description="generations to run")
+    search: str = Field("champion-search:sims=64", description=(
+        "the teacher: champion-search with its settings; each generation adds net= the previous "
+        "generation's network"))
+    start: str = Field("champion", description="generation 0's network: champion or a "
+                                               "checkpoint path")
+    eval_games: int = Field(2000, ge=2, description="duplicate games of each generation's "
+                                                    "network against each opponent")
+    eval_seed: int = Field(0, ge=0, le=SEED_MAX, description="seed of those games")
+    eval_workers: int = Field(1, ge=1, le=64, description="processes playing them")
+    opponents: list[str] = Field(["expert", "standard"], description=(
+        "besides the previous generation, who each generation's network plays"))
+
+    @field_validator("search")
+    @classmethod
+    def _search(cls, value: str) -> str:
+        from agents.search import SearchSettings
+
+        name, _, settings = value.partition(":")
+        if name != "champion-search":
+            raise ValueError(f"got {value!r}; the teacher is champion-search with its settings")
+        if SearchSettings.parse(settings).net:
+            raise ValueError("net= is set by each generation (exit.start for the first)")
+        return value
+
+    @model_validator(mode="after")
+    def _even(self) -> ExitConfig:
+        if self.eval_games % 2:
+            raise ValueError(f"eval_games: got {self.eval_games}; duplicate games come in pairs")
+        return self
 
 
 class TrainConfig(_Section):
@@ -238,9 +276,10 @@ class RunConfig(_Section):
     name: str = Field(description="config name, part of the run name", pattern=r"^[A-Za-z0-9_.-]+$")
     seed: int = Field(0, ge=0, le=SEED_MAX,
                       description="seeds Python, NumPy, Torch and the environments")
-    algo: Literal["ppo", "dmc", "distill"] = Field(
+    algo: Literal["ppo", "dmc", "distill", "exit"] = Field(
         "ppo", description="ppo: MaskablePPO; dmc: Deep Monte-Carlo Q regression (training.dmc); "
-                           "distill: learn a teacher's choices (training.distill)")
+                           "distill: learn a teacher's choices (training.distill); exit: expert "
+                           "iteration, distilling the search over the network (training.exit)")
     env: EnvConfig = EnvConfig()
     opponents: list[OpponentConfig] = Field(
         default_factory=lambda: [OpponentConfig(agent="greedy")], min_length=1)
@@ -249,6 +288,7 @@ class RunConfig(_Section):
     ppo: PPOConfig = PPOConfig()
     dmc: DMCConfig = DMCConfig()
     distill: DistillConfig = DistillConfig()
+    exit: ExitConfig = ExitConfig()
     train: TrainConfig = TrainConfig()
     eval: EvalConfig = EvalConfig()
     init_from: str | None = Field(None, description="start from this checkpoint's weights")
@@ -272,19 +312,21 @@ class RunConfig(_Section):
                                              or self.env.target_score != 121):
             raise ValueError("env.reward: winprob needs env.episode: game and env.target_score: 121 "
                              "(the win-odds table's game)")
-        if self.algo == "distill":
+        if self.algo in ("distill", "exit"):
             if self.train.engine != "python":
-                raise ValueError("algo 'distill' records the teacher's games on the python "
+                raise ValueError(f"algo {self.algo!r} records the teacher's games on the python "
                                  "engine: set train.engine: python")
             for o in self.opponents:
                 if o.agent == SELF:
-                    raise ValueError("opponents: algo 'distill' records games against fixed "
-                                     "opponents; 'self' is not one")
+                    raise ValueError(f"opponents: algo {self.algo!r} records games against "
+                                     f"fixed opponents; 'self' is not one")
                 if o.weight != int(o.weight):
                     raise ValueError(f"opponents: {o.agent!r} has weight {o.weight}; algo "
-                                     f"'distill' needs whole weights (chunks in turn)")
-            if self.distill.soft > 0 and self.distill.teacher != VALUED_TEACHER:
-                raise ValueError(f"distill.soft: only the {VALUED_TEACHER!r} teacher records "
+                                     f"{self.algo!r} needs whole weights (chunks in turn)")
+            if self.distill.soft > 0 and \
+                    self.distill.teacher.split(":")[0] not in VALUED_TEACHERS:
+                raise ValueError(f"distill.soft: only the {' and '.join(VALUED_TEACHERS)} "
+                                 f"teachers record "
                                  f"per-card values; {self.distill.teacher!r} gives its card "
                                  f"alone (set distill.soft: 0)")
         if self.algo == "dmc":

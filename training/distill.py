@@ -72,7 +72,11 @@ class RecordingAgent:
             self.masks.append(np.asarray(action_mask, dtype=np.int8).copy())
             self.cards.append(card)
             margins = np.full(N_CARDS, np.nan, dtype=np.float32)
-            for legal, value in getattr(self.agent, "last_margins", {}).items():
+            # the expert's simulated pegging margins, or the search's chances to win
+            values = getattr(self.agent, "last_values", None)
+            if values is None:
+                values = getattr(self.agent, "last_margins", {})
+            for legal, value in values.items():
                 margins[legal] = value
             self.margins.append(margins)
         return card
@@ -93,13 +97,14 @@ def rotation(opponents: Sequence[tuple[str, float]]) -> list[str]:
     return out
 
 
-def record_chunk(teacher: str, opponent: str, seed: int, number: int) -> dict[str, np.ndarray]:
-    """The teacher's decisions in the ``CHUNK_GAMES`` games of chunk ``number``."""
+def record_chunk(teacher: str, opponent: str, seed: int, number: int,
+                 games: int = CHUNK_GAMES) -> dict[str, np.ndarray]:
+    """The teacher's decisions in the ``games`` games of chunk ``number``."""
     started = time.perf_counter()
     chunk_seed = derive_seed(seed, "distill", number)
     recorder = RecordingAgent(build_agent(teacher, seed=derive_seed(chunk_seed, "teacher")))
     rival = build_agent(opponent, seed=derive_seed(chunk_seed, "opponent"))
-    for index in range(CHUNK_GAMES):
+    for index in range(games):
         play_game(recorder, rival, game_plan(chunk_seed, index))
     return {"obs": np.asarray(recorder.obs, dtype=np.float32).reshape(-1, OBS_SIZE),
             "masks": np.asarray(recorder.masks, dtype=np.int8).reshape(-1, N_CARDS),
@@ -141,20 +146,39 @@ def _check_spec(folder: Path, spec: dict[str, Any]) -> None:
 
 def record(folder: Path, teacher: str, opponents: Sequence[str], chunks: int, seed: int,
            workers: int = 1, progress: bool = True,
-           should_stop: Callable[[], bool] = lambda: False) -> int:
+           should_stop: Callable[[], bool] = lambda: False, games: int = CHUNK_GAMES) -> int:
     """Record chunks ``0..chunks-1`` that are not in ``folder`` yet; returns how many are still
     missing (0 unless ``should_stop`` ended the recording early)."""
     from tqdm import tqdm
 
     folder.mkdir(parents=True, exist_ok=True)
     _check_spec(folder, {"teacher": teacher, "opponents": list(opponents), "seed": seed,
-                         "chunk_games": CHUNK_GAMES})
+                         "chunk_games": games})
     todo = [k for k in range(chunks) if not (folder / CHUNK_PATTERN.format(k)).exists()]
     if not todo:
         return 0
     bar = tqdm(total=len(todo), unit="chunk", disable=not progress, dynamic_ncols=True,
-               desc=f"recording {teacher} ({CHUNK_GAMES} games a chunk)")
-    jobs = iter([(teacher, opponents[k % len(opponents)], seed, k) for k in todo])
+               desc=f"recording {teacher} ({games} games a chunk)")
+    jobs = iter([(teacher, opponents[k % len(opponents)], seed, k, games) for k in todo])
+
+    def write(number: int, data: dict[str, np.ndarray]) -> None:
+        atomic_write(folder / CHUNK_PATTERN.format(number),
+                     lambda tmp: tmp.write_bytes(_npz_bytes(data)))
+        bar.update(1)
+
+    if workers == 1:  # in this process: no pool to start (the chunks are the same)
+        for job in jobs:
+            if should_stop():
+                break
+            write(job[3], record_chunk(*job))
+    else:
+        _record_in_pool(jobs, workers, write, should_stop)
+    bar.close()
+    return sum(not (folder / CHUNK_PATTERN.format(k)).exists() for k in range(chunks))
+
+
+def _record_in_pool(jobs: Any, workers: int, write: Callable[[int, dict[str, np.ndarray]], None],
+                    should_stop: Callable[[], bool]) -> None:
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_recorder_process) as pool:
         # a few chunks in flight per worker, each written as soon as it is done: a stop request
@@ -165,21 +189,15 @@ def record(folder: Path, teacher: str, opponents: Sequence[str], chunks: int, se
                 job = next(jobs, None)
                 if job is None:
                     break
-                running[pool.submit(record_chunk, *job)] = job[-1]
+                running[pool.submit(record_chunk, *job)] = job[3]
             if not running:
                 break
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
-                number = running.pop(future)
-                data = future.result()
-                atomic_write(folder / CHUNK_PATTERN.format(number),
-                             lambda tmp, data=data: tmp.write_bytes(_npz_bytes(data)))
-                bar.update(1)
+                write(running.pop(future), future.result())
             if should_stop():
                 for future in running:
                     future.cancel()
-    bar.close()
-    return sum(not (folder / CHUNK_PATTERN.format(k)).exists() for k in range(chunks))
 
 
 @dataclass

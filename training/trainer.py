@@ -692,7 +692,7 @@ class DistillTrainer(Trainer):
                                  f"distill.soft: 0")
         missing = record(self.recording, d.teacher, opponents, d.chunks, cfg.seed,
                          workers=d.workers, progress=cfg.train.progress_bar,
-                         should_stop=lambda: self.stopping)
+                         should_stop=lambda: self.stopping, games=d.chunk_games)
         self.start_weights()
         self.logger = self.tensorboard()
         if missing:  # stopped while recording: train() saves step 0 and the run resumes here
@@ -839,6 +839,17 @@ def _resume_point(run_dir: Path, arch: str, arch_kwargs: dict[str, Any]) -> int 
     return int(json.loads((latest / "meta.json").read_text(encoding="utf-8"))["num_timesteps"])
 
 
+def _expert_iteration_run(cfg: RunConfig, output_dir: Path, resume: bool) -> Path:
+    """``algo: exit``: generations of distillation runs in one run folder (``training.exit``)."""
+    from .exit import expert_iteration
+
+    run_dir = find_run_to_resume(output_dir, cfg.name) if resume else output_dir / run_name(cfg)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(run_dir / "config.yaml", dump_config(cfg))
+    expert_iteration(cfg, run_dir)
+    return run_dir
+
+
 def train(cfg: RunConfig, output_dir: Path | None = None, resume: bool = False,
           on_eval: Callable[[dict[str, Any]], None] | None = None) -> Path:
     """Run (or resume) training for ``cfg``; returns the run folder. ``on_eval`` is called after
@@ -848,6 +859,8 @@ def train(cfg: RunConfig, output_dir: Path | None = None, resume: bool = False,
 
     output_dir = check_output_folder(output_dir if output_dir is not None else DEFAULT_OUTPUT,
                                      "--output-dir")
+    if cfg.algo == "exit":
+        return _expert_iteration_run(cfg, output_dir, resume)
     arch, arch_kwargs = cfg.policy.arch, cfg.policy.arch_kwargs()
     check_named_agents(cfg)
     # the checkpoint to start from is checked before anything of the run is written

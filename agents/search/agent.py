@@ -56,6 +56,9 @@ class SearchSettings:
     #: stop adding sampled deals once a decision has taken this long (0: no limit). With a limit
     #: the choices depend on the machine's speed, so a seed no longer fixes them.
     budget_ms: float = 0.0
+    #: the checkpoint whose network the search uses (empty: the shipped champion); expert
+    #: iteration names each generation's network here
+    net: str = ""
 
     def __post_init__(self) -> None:
         if self.sims < 1:
@@ -82,7 +85,9 @@ class SearchSettings:
                                  f"{', '.join(types)} (e.g. champion-search:sims=64)")
             kind = types[key]
             try:
-                if kind == "bool":
+                if kind == "str":
+                    values[key] = raw.strip()
+                elif kind == "bool":
                     if raw.strip() not in ("0", "1", "true", "false"):
                         raise ValueError(raw)
                     values[key] = raw.strip() in ("1", "true")

@@ -1,0 +1,249 @@
+"""champion-search: settings, the exact play solver, sampled values, and that it reads only its
+own observation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.endgame import win_table
+from agents.registry import make_agent
+from agents.search import SearchSettings
+from agents.search.sampling import solved_values
+from agents.search.solve import new_stack, solve_after
+from crib_env import fast
+from crib_env.cards import parse_cards
+from crib_env.game import Game, Phase
+from crib_env.observation import decode, encode
+
+WINS = win_table(121)
+
+
+def _python_value(game: Game, player: int) -> float:
+    """Minimax over ``Game`` clones with the solver's end values: the reference."""
+    if game.is_over:
+        return 1.0 if game.winner == player else 0.0
+    if game.phase == Phase.DEAL_OVER:
+        deals_next = game.dealer != player
+        return float(WINS[min(game.scores[player], 120), min(game.scores[1 - player], 120),
+                          int(deals_next)])
+    values = []
+    for card in game.legal_actions():
+        child = game.clone()
+        child.step(card)
+        values.append(_python_value(child, player))
+    return max(values) if game.to_move == player else min(values)
+
+
+def _play_position(seed: int, cards_played: int) -> Game:
+    """A single-deal game in the play with ``cards_played`` cards already laid at random."""
+    rng = np.random.default_rng(seed)
+    game = Game(seed=seed, single_deal=True, first_dealer=int(rng.integers(2)))
+    game.scores = [int(rng.integers(60, 118)), int(rng.integers(60, 118))]
+    while game.phase == Phase.DISCARD:
+        game.step(int(rng.choice(game.legal_actions())))
+    for _ in range(cards_played):
+        game.step(int(rng.choice(game.legal_actions())))
+    return game
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_solver_matches_minimax_over_the_rules_engine(seed):
+    game = _play_position(seed, cards_played=3)
+    if game.phase != Phase.PLAY:
+        pytest.skip("the deal ended early")
+    player = game.to_move
+    S = fast.new_state(1)
+    fast.load_game(S, 0, game)
+    row = S[0].copy()
+    if player == 1:  # the solver values player 0: swap seats
+        for name in ("HAND", "DISC", "PLAYED", "NDISC", "NHAND", "SCORE", "PREV", "SAID_GO",
+                     "DEALT", "PEG", "HAND_PTS"):
+            col = fast.COLUMNS[name]
+            row[col], row[col + 1] = row[col + 1], row[col]
+        for name in ("TO_MOVE", "DEALER"):
+            row[fast.COLUMNS[name]] = 1 - row[fast.COLUMNS[name]]
+        if row[fast.LAST_PLAYER] >= 0:
+            row[fast.LAST_PLAYER] = 1 - row[fast.LAST_PLAYER]
+    stack = new_stack()
+    for card in game.legal_actions():
+        child = game.clone()
+        child.step(card)
+        assert solve_after(row, card, WINS, stack) == pytest.approx(_python_value(child, player))
+
+
+def test_values_of_all_samples_together_equal_one_sample_at_a_time():
+    game = _play_position(3, cards_played=1)
+    view = decode(encode(game, game.to_move))
+    from agents.rollout import play_position
+
+    position = play_position(view)
+    candidates = np.array([c for c in game.legal_actions()], dtype=np.int64)
+    unseen = [c for c in view.unseen]
+    rng = np.random.default_rng(0)
+    n_laid = len(view.played_opp)
+    kept = np.zeros((8, 4), dtype=np.int64)
+    discards = np.zeros((8, 2), dtype=np.int64)
+    for s in range(8):
+        pick = rng.choice(unseen, size=4 - n_laid + 2, replace=False)
+        kept[s] = list(view.played_opp) + list(pick[:4 - n_laid])
+        discards[s] = pick[4 - n_laid:]
+    together = solved_values(position, candidates, kept, discards, n_laid, WINS)
+    for s in range(8):
+        alone = solved_values(position, candidates, kept[s:s + 1], discards[s:s + 1], n_laid, WINS)
+        np.testing.assert_array_equal(alone[:, 0], together[:, s])
+
+
+def test_settings_from_the_name_and_their_errors():
+    agent = make_agent("champion-search:sims=16,floor=0.2,model=0", seed=0)
+    assert agent.settings == SearchSettings(sims=16, floor=0.2, model=False)
+    with pytest.raises(ValueError, match="unknown setting 'simz=3'"):
+        make_agent("champion-search:simz=3")
+    with pytest.raises(ValueError, match="sims must be a int, got 'many'"):
+        make_agent("champion-search:sims=many")
+    with pytest.raises(ValueError, match="sims must be at least 1"):
+        make_agent("champion-search:sims=0")
+
+
+class KeepAndLowest:
+    """An opponent that keeps a fixed four (throws the other two) and lays its lowest legal card:
+    its moves do not depend on which two cards it throws."""
+
+    name = "keep-and-lowest"
+
+    def __init__(self, keep):
+        self.keep = set(keep)
+
+    def reset(self):
+        pass
+
+    def act(self, observation, action_mask):
+        legal = [int(c) for c in np.flatnonzero(action_mask)]
+        view = decode(observation)
+        if view.phase == Phase.DISCARD:
+            return next(c for c in legal if c not in self.keep)
+        return min(legal, key=lambda c: (c % 13, c))
+
+
+def _first_deal(agent, opponent_six, keep):
+    """The agent's observations and cards through the first deal's play (it is player 0)."""
+    opponent = KeepAndLowest(keep)
+    agent.reset()
+    game = Game(seed=0, first_dealer=1, deals=[{
+        "hands": {"player_0": parse_cards("5H 5D JS 6C 7C KD"), "player_1": opponent_six},
+        "starter": parse_cards("4S")[0]}])
+    seen, laid, values = [], [], []
+    while game.phase != Phase.DEAL_OVER and len(game.records) == 1 and not game.is_over:
+        if game.phase == Phase.PLAY and not game.hands[0] and not game.hands[1]:
+            break
+        seat = game.to_move
+        obs = encode(game, seat)
+        if seat == 0:
+            card = agent.act(obs, game.legal_mask())
+            seen.append(obs)
+            laid.append(card)
+            values.append(dict(agent.last_values))
+        else:
+            card = opponent.act(obs, game.legal_mask())
+        game.step(card)
+        if len(game.records) > 1 or game.records[0].completed:
+            break
+    return seen, laid, values
+
+
+def test_decisions_do_not_depend_on_the_hidden_cards():
+    keep = parse_cards("2C 3D 8H 9S")
+    six_a = keep + parse_cards("QH TC")
+    six_b = keep + parse_cards("AD 9C")  # other discards: the agent cannot see them in the play
+    seen_a, laid_a, values_a = _first_deal(make_agent("champion-search:sims=32", seed=5), six_a,
+                                           keep)
+    seen_b, laid_b, values_b = _first_deal(make_agent("champion-search:sims=32", seed=5), six_b,
+                                           keep)
+    assert len(seen_a) == len(seen_b) >= 5
+    for a, b in zip(seen_a, seen_b, strict=True):
+        np.testing.assert_array_equal(a, b)  # the same observations ...
+    assert laid_a == laid_b  # ... give the same cards
+    assert values_a == values_b and any(values_a)  # and the same searched values
+
+
+def test_legal_and_reproducible_under_a_seed():
+    from training.eval_plans import game_plan
+    from training.eval_play import play_game
+
+    games = []
+    for _ in range(2):
+        agent = make_agent("champion-search:sims=8", seed=11)
+        game = play_game(agent, make_agent("standard", seed=3), game_plan(7, 0), target=61)
+        games.append([(r.hands, r.discards, r.pegging) for r in game.records])
+    assert games[0] == games[1] and len(games[0]) >= 2
+
+
+def test_values_are_chances_and_the_chosen_card_is_the_best_or_within_tolerance():
+    agent = make_agent("champion-search:sims=16", seed=2)
+    for seed in range(4):
+        game = _play_position(seed, cards_played=2)
+        if game.phase != Phase.PLAY or len(game.legal_actions()) < 2:
+            continue
+        card = agent.act(encode(game, game.to_move), game.legal_mask())
+        values = agent.last_values
+        assert set(values) == set(game.legal_actions())
+        assert all(0.0 <= v <= 1.0 for v in values.values())
+        assert values[card] >= max(values.values()) - agent.settings.tolerance
+
+
+def test_search_is_an_agent_name_everywhere():
+    from agents.registry import AGENT_NAMES
+
+    assert "champion-search" in AGENT_NAMES
+    assert not make_agent("champion-search").stateless  # it remembers the opponent's plays
+
+
+def _tiny_exit_config(tmp_path, start):
+    return {"name": "tinyexit", "seed": 1, "algo": "exit",
+            "opponents": [{"agent": "greedy", "weight": 1}],
+            "policy": {"arch": "cards", "features": True, "hidden": 16, "context": 16,
+                       "embed": 4},
+            "exit": {"generations": 2, "search": "champion-search:sims=4", "start": str(start),
+                     "eval_games": 2, "opponents": ["random"]},
+            "distill": {"chunks": 2, "chunk_games": 1, "soft": 0.5, "temperature": 0.01,
+                        "batch_size": 64},
+            "train": {"engine": "python", "total_timesteps": 256, "save_every": 128,
+                      "progress_bar": False},
+            "eval": {"every": 256, "games": 2, "opponents": ["random"], "final_games": 0}}
+
+
+def test_tiny_expert_iteration_writes_generations_and_resumes(tmp_path):
+    import json
+
+    import torch
+
+    from agents.learned import build_network, load_learned_agent
+    from training.checkpoint import save_checkpoint
+    from training.config import RunConfig
+    from training.distill import load_recording
+    from training.trainer import train
+
+    start = tmp_path / "gen0"
+    cfg = RunConfig.model_validate(_tiny_exit_config(tmp_path, start))
+    torch.manual_seed(0)
+    kwargs = cfg.policy.arch_kwargs()
+    save_checkpoint(start, build_network("cards", **kwargs), "cards", kwargs, {})
+    run = train(cfg, output_dir=tmp_path / "runs")
+    lines = [json.loads(x) for x in (run / "generations.jsonl").read_text().splitlines()]
+    assert [x["generation"] for x in lines] == [1, 2]
+    assert lines[1]["previous"] == lines[0]["checkpoint"]  # gen 2's teacher searched gen 1
+    assert "net=" + lines[0]["checkpoint"] in lines[1]["teacher"]
+    for x in lines:
+        load_learned_agent(x["checkpoint"])  # loadable
+        assert set(x["results"]) == {"previous", "random"}
+    data, _, _ = load_recording(run / "gen_1" / "recording", 2)
+    assert len(data) > 10
+    valued = ~np.isnan(data.margins).all(axis=1)  # the search's values, the soft targets
+    assert valued.any() and (data.margins[valued][~np.isnan(data.margins[valued])] <= 1).all()
+    # a second session with --resume redoes nothing that was written
+    before = {p: p.stat().st_mtime_ns for p in run.rglob("*.npz")}
+    (run / "gen_2" / "generation.json").unlink()
+    again = train(cfg, output_dir=tmp_path / "runs", resume=True)
+    assert again == run
+    assert {p: p.stat().st_mtime_ns for p in run.rglob("*.npz")} == before
+    assert (run / "gen_2" / "generation.json").exists()

@@ -1,0 +1,119 @@
+"""Expert iteration (``algo: exit``): the search over a network teaches the next network.
+
+Generation ``g`` (1, 2, ...) is a distillation run (``training.distill``) whose teacher is
+``champion-search`` over generation ``g - 1``'s network (``exit.start`` for the first) and whose
+network starts from those same weights; the search records its card and its value of every legal
+card (its chance to win after laying it: ``distill.soft`` learns a softmax of those next to the
+card). The new network then goes into the search of the next generation. After each generation
+its network plays, without search, the previous generation's network and each of
+``exit.opponents`` (duplicate games, ``exit.eval_games`` each, seed ``exit.eval_seed``).
+
+Everything resumes: each generation is a run folder under ``gen_<g>/`` (its recording resumes
+chunk by chunk and its fit from ``latest/``, as any distillation run), each finished evaluation is
+a JSON file beside it, and ``generations.jsonl`` in the exit run folder is rewritten from those
+files after every generation: a killed run started again with ``--resume`` redoes only what had
+not been written.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from .config import RunConfig
+from .files import atomic_write_text
+
+GENERATIONS_FILE = "generations.jsonl"
+GENERATION_FOLDER = "gen_{}"
+DONE_FILE = "generation.json"
+
+
+def teacher_spec(search: str, network: Path | str) -> str:
+    """The ``champion-search`` agent spec over ``network`` with the settings of ``search``."""
+    name, _, settings = search.partition(":")
+    parts = [p for p in settings.split(",") if p.strip()] + [f"net={network}"]
+    return f"{name}:{','.join(parts)}"
+
+
+def generation_config(cfg: RunConfig, generation: int, previous: Path | str,
+                      folder: Path) -> RunConfig:
+    """The distillation run of ``generation``: taught by the search over ``previous``, starting
+    from its weights, recording into ``folder/recording``, seeded apart from the other
+    generations."""
+    data = cfg.model_dump()
+    data.update(algo="distill", name=f"{cfg.name}-gen{generation}", init_from=str(previous),
+                seed=cfg.seed + generation)
+    data["distill"].update(teacher=teacher_spec(cfg.exit.search, previous),
+                           recording=str(folder / "recording"))
+    return RunConfig.model_validate(data)
+
+
+def _has_run(folder: Path, name: str) -> bool:
+    return folder.exists() and any(p.is_dir() and len(p.name.split("__")) == 4
+                                   and p.name.split("__")[1] == name for p in folder.iterdir())
+
+
+def _evaluation(path: Path, agent: str, opponent: str, cfg: RunConfig) -> dict[str, Any]:
+    """The duplicate evaluation of ``agent`` against ``opponent``, read from ``path`` if an
+    earlier session finished it."""
+    from .evaluate import evaluate
+
+    if path.exists():
+        return json.loads(path.read_text(encoding="utf-8"))
+    report = evaluate(agent, opponent, games=cfg.exit.eval_games, seed=cfg.exit.eval_seed,
+                      duplicate=True, workers=cfg.exit.eval_workers, progress=True).to_dict()
+    atomic_write_text(path, json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def run_generation(cfg: RunConfig, run_dir: Path, generation: int,
+                   previous: Path | str) -> tuple[Path, dict[str, Any]]:
+    """Generation ``generation`` (recording, fit, evaluations), resumed where it stopped; returns
+    its network's checkpoint and its line of ``generations.jsonl``."""
+    from agents.learned import resolve_checkpoint
+
+    from .trainer import train
+
+    folder = run_dir / GENERATION_FOLDER.format(generation)
+    done = folder / DONE_FILE
+    if done.exists():
+        line = json.loads(done.read_text(encoding="utf-8"))
+        return Path(line["checkpoint"]), line
+    gen_cfg = generation_config(cfg, generation, previous, folder)
+    started = time.time()
+    resume = _has_run(folder, gen_cfg.name)
+    gen_run = train(gen_cfg, output_dir=folder, resume=resume)
+    network = resolve_checkpoint(gen_run)
+    fitted = time.time()
+    evaluations = {"previous": _evaluation(folder / "eval_previous.json", str(network),
+                                           str(previous), cfg)}
+    for opponent in cfg.exit.opponents:
+        evaluations[opponent] = _evaluation(folder / f"eval_{opponent}.json", str(network),
+                                            opponent, cfg)
+    line = {"generation": generation, "checkpoint": str(network), "previous": str(previous),
+            "teacher": gen_cfg.distill.teacher,
+            "fit_seconds": round(fitted - started, 1),
+            "eval_seconds": round(time.time() - fitted, 1),
+            "results": {name: {k: report[k] for k in ("games", "win_rate", "win_rate_ci95",
+                                                       "win_rate_ci95_paired", "points_per_game")}
+                        for name, report in evaluations.items()}}
+    atomic_write_text(done, json.dumps(line, indent=2) + "\n")
+    return network, line
+
+
+def expert_iteration(cfg: RunConfig, run_dir: Path) -> list[dict[str, Any]]:
+    """All of ``cfg.exit.generations`` in ``run_dir``; returns their lines."""
+    from agents.registry import CHAMPION_PATH
+
+    previous: Path | str = CHAMPION_PATH if cfg.exit.start == "champion" else Path(cfg.exit.start)
+    lines = []
+    for generation in range(1, cfg.exit.generations + 1):
+        print(f"exit: generation {generation} of {cfg.exit.generations}, teacher the search over "
+              f"{previous}", flush=True)
+        previous, line = run_generation(cfg, run_dir, generation, previous)
+        lines.append(line)
+        atomic_write_text(run_dir / GENERATIONS_FILE,
+                          "".join(json.dumps(x) + "\n" for x in lines))
+    return lines
