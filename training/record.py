@@ -157,8 +157,8 @@ def replay_steps(record: dict[str, Any]) -> Iterable[Game]:
     """Yield the game of ``record`` before the first action and after every action (the same
     ``Game`` object, stepped on). Raises ``ValueError`` naming the action that does not fit."""
     record = check_record(record)
-    deals = [ScriptedDeal.parse({"hands": d["hands"], "starter": d["starter"]}, i)
-             for i, d in enumerate(record["deals"])]
+    deals = [ScriptedDeal.parse({k: d[k] for k in ("hands", "starter") if k in d}, i)
+             for i, d in enumerate(record["deals"])]  # a key missing is parse's ValueError
     game = Game(target=int(record["target"]), first_dealer=int(record["first_dealer"]),
                 deals=deals, seed=0)
     yield game
