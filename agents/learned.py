@@ -221,8 +221,29 @@ ARCHITECTURES: dict[str, tuple[type[nn.Module], tuple[str, ...]]] = {
 }
 
 
+#: the largest value each size keyword may take (the shipped networks use at most 256 wide and 3
+#: layers): a checkpoint's ``meta.json`` asking for more is refused before anything is allocated
+MAX_SIZES = {"hidden": 4096, "context": 4096, "embed": 1024, "layers": 16, "attention": 16}
+#: the smallest: ``attention`` may be 0 (no attention blocks), the others need at least 1
+MIN_SIZES = {"hidden": 1, "context": 1, "embed": 1, "layers": 1, "attention": 0}
+
+
+def check_sizes(kwargs: dict[str, Any]) -> None:
+    """Refuse (``ValueError`` naming the field) a size keyword that is not a whole number within
+    ``MIN_SIZES`` .. ``MAX_SIZES``, or a flag that is not true or false."""
+    for name, value in kwargs.items():
+        if name in MAX_SIZES:
+            if isinstance(value, bool) or not isinstance(value, int) \
+                    or not MIN_SIZES[name] <= value <= MAX_SIZES[name]:
+                raise ValueError(f"{name} must be a whole number {MIN_SIZES[name]}.."
+                                 f"{MAX_SIZES[name]}, got {value!r}")
+        elif not isinstance(value, bool):  # features, prior
+            raise ValueError(f"{name} must be true or false, got {value!r}")
+
+
 def build_network(arch: str, **kwargs: Any) -> nn.Module:
-    """Build the network ``arch`` (a key of ``ARCHITECTURES``) with its keyword arguments."""
+    """Build the network ``arch`` (a key of ``ARCHITECTURES``) with its keyword arguments, each
+    checked first (``check_sizes``)."""
     if arch not in ARCHITECTURES:
         raise ValueError(f"unknown policy architecture {arch!r}: use one of "
                          f"{', '.join(ARCHITECTURES)}")
@@ -230,7 +251,16 @@ def build_network(arch: str, **kwargs: Any) -> nn.Module:
     extra = sorted(set(kwargs) - set(allowed))
     if extra:
         raise ValueError(f"architecture {arch!r} takes {', '.join(allowed)}; got {', '.join(extra)}")
+    check_sizes(kwargs)
     return cls(**kwargs)
+
+
+def check_finite(state: dict[str, torch.Tensor], where: str) -> None:
+    """Refuse (``CheckpointError`` naming the tensor) weights holding NaN or infinity: a hash
+    recomputed over broken weights does not make them playable."""
+    for name, tensor in state.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise CheckpointError(f"{where}: tensor {name!r} holds NaN or infinite values")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -288,6 +318,9 @@ def read_meta(folder: Path) -> dict[str, Any]:
         problems.append(f"action space Discrete({meta.get('action_n')!r}), this build uses "
                         f"Discrete({ACTION_N})")
     kwargs = meta.get("arch_kwargs", {})
+    if not isinstance(kwargs, dict):
+        raise CheckpointError(f"checkpoint {folder}: arch_kwargs in {META_FILE} must be an "
+                              f"object, got {kwargs!r}")
     if kwargs.get("features") and meta.get("features_version") != FEATURES_VERSION:
         problems.append(f"card features version {meta.get('features_version')!r}, this build "
                         f"computes version {FEATURES_VERSION}")
@@ -323,6 +356,7 @@ def load_network(path: str | Path) -> tuple[nn.Module, dict[str, Any]]:
     meta = read_meta(folder)
     verify_files(folder, meta, (POLICY_FILE,))
     try:
+        # the sizes are checked before anything is allocated (check_sizes)
         net = build_network(meta["arch"], **meta.get("arch_kwargs", {}))
     except (KeyError, TypeError, ValueError) as err:
         raise CheckpointError(f"checkpoint {folder}: bad architecture in {META_FILE} ({err})") \
@@ -331,6 +365,7 @@ def load_network(path: str | Path) -> tuple[nn.Module, dict[str, Any]]:
         state = load_file(str(folder / POLICY_FILE))
     except (SafetensorError, OSError, ValueError) as err:
         raise CheckpointError(f"checkpoint {folder}: {POLICY_FILE} is corrupt ({err})") from err
+    check_finite(state, f"checkpoint {folder}: {POLICY_FILE}")
     try:
         net.load_state_dict(state, strict=True)
     except RuntimeError as err:

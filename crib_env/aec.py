@@ -94,7 +94,7 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 from .cards import CARD_NAMES, N_CARDS, card_str
-from .game import DISCARD, SAID_GO, Game, IllegalActionError, Phase
+from .game import DISCARD, SAID_GO, Game, IllegalActionError, Phase, ScriptedDeal, check_seed
 from .observation import OBS_SIZE, OBSERVATION_VERSION, encode
 from .odds import potential_of, winprob_potential
 from .render import render_board
@@ -183,8 +183,9 @@ class CribbageWrapper(wrappers.OrderEnforcingWrapper):
                 in_bounds = 0 <= card_action(action) < N_CARDS
             except ValueError:
                 in_bounds = False
-        assert (action is None and dead) or in_bounds, (
-            f"action {action!r} is outside the action space Discrete(52) of {agent}")
+        if not ((action is None and dead) or in_bounds):  # not an assert: it holds under -O too
+            raise ActionOutOfBoundsError(f"action {action!r} is outside the action space "
+                                         f"Discrete(52) of {agent}")
         self._has_updated = True
         try:
             raw.step(action)  # checks the card before it changes anything
@@ -219,9 +220,16 @@ class _AgentIterator(wrappers.order_enforcing.AECOrderEnforcingIterator):
         if not raw.agents or self.iters_til_term <= 0:
             raise StopIteration
         self.iters_til_term -= 1
-        assert wrapper._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        if not wrapper._has_updated:  # PettingZoo's check, kept under python -O
+            raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
         wrapper._has_updated = False
         return raw.agent_selection
+
+
+class ActionOutOfBoundsError(AssertionError, ValueError):
+    """An action outside ``Discrete(52)`` given to the wrapped env: an ``AssertionError`` as
+    PettingZoo's ``AssertOutOfBoundsWrapper`` raises (and a ``ValueError``), raised explicitly
+    so that ``python -O`` keeps the check."""
 
 
 def card_action(action: Any) -> int:
@@ -239,8 +247,8 @@ def card_action(action: Any) -> int:
 
 
 def check_reset_options(options: Any) -> dict[str, Any]:
-    """``reset``'s options as a dict, or ``ValueError`` naming the option that cannot be used (the
-    scripted deals themselves are checked by ``Game``)."""
+    """``reset``'s options as a dict (its scripted deals parsed), or ``ValueError`` naming the
+    option that cannot be used."""
     if options is None:
         return {}
     if not isinstance(options, Mapping):
@@ -254,6 +262,8 @@ def check_reset_options(options: Any) -> dict[str, Any]:
     first_dealer = options.get("first_dealer")
     if first_dealer is not None:
         _check_choice("options['first_dealer']", first_dealer, AGENTS)
+    if "deals" in options:  # parsed here, so a refused deal leaves the seed and the game as they were
+        options["deals"] = [ScriptedDeal.parse(d, i) for i, d in enumerate(deals)]
     return options
 
 
@@ -313,7 +323,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        options = check_reset_options(options)
+        options = check_reset_options(options)  # everything checked before anything changes
+        seed = check_seed(seed)
         if seed is not None:
             self._seeder = random.Random(seed)
         unknown = set(options) - {"first_dealer", "deals"}

@@ -172,6 +172,18 @@ def _parse_card_list(cards: Any, where: str) -> list[int]:
         raise ValueError(f"{where}: {err}") from err
 
 
+def check_seed(seed: Any, name: str = "seed") -> int | None:
+    """``seed`` as an int (``None`` stays ``None``: a fresh random seed), or ``ValueError`` naming
+    ``name``: a seed is a whole number >= 0 (a Python or NumPy integer), never a bool, a float or
+    a string (``random.Random`` would take those and hash them)."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{name} must be a whole number >= 0 or None, got {seed!r} "
+                         f"({type(seed).__name__})")
+    return int(seed)
+
+
 class IllegalActionError(ValueError):
     """An action the rules do not allow at this point (raised by ``Game.step``)."""
 
@@ -197,7 +209,7 @@ class Game:
             raise ValueError(f"first_dealer must be 0, 1 or None, got {first_dealer!r}")
         self.target = target
         self.single_deal = single_deal
-        self.rng = random.Random(seed)
+        self.rng = random.Random(check_seed(seed))
         if isinstance(deals, (str, bytes, Mapping)) or not isinstance(deals, Iterable):
             raise ValueError(f"deals must be a list of scripted deals, got {deals!r}")
         self.scripted = [ScriptedDeal.parse(d, i) for i, d in enumerate(deals)]

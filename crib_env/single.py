@@ -32,6 +32,7 @@ from gymnasium import spaces
 
 from .aec import AGENTS, card_action, check_reset_options, raw_env
 from .cards import N_CARDS
+from .game import check_seed
 from .observation import OBS_SIZE
 
 SEATS = (*AGENTS, "random")
@@ -67,8 +68,8 @@ class SingleAgentCribbageEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None,
               options: dict | None = None) -> tuple[np.ndarray, dict]:
-        check_reset_options(options)  # before anything changes
-        super().reset(seed=seed)
+        options = check_reset_options(options)  # everything checked before anything changes
+        super().reset(seed=check_seed(seed))
         self.learner = (AGENTS[int(self.np_random.integers(2))] if self.seat == "random"
                         else self.seat)
         self._random_opponent = np.random.default_rng(int(self.np_random.integers(2**63)))

@@ -68,7 +68,7 @@ from .fast import (
     rand_below,
     random_action,
 )
-from .game import DEFAULT_TARGET, IllegalActionError
+from .game import DEFAULT_TARGET, IllegalActionError, check_seed
 from .observation import OBS_SIZE
 from .odds import winprob_potential
 
@@ -331,6 +331,7 @@ class CribbageVectorEnv(VectorEnv):
     def reset(self, *, seed: int | None = None,
               options: dict | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         """Restart every row; ``seed`` fixes every game that follows (rows get unrelated streams)."""
+        seed = check_seed(seed)
         seeds = np.random.SeedSequence(seed).generate_state(self.num_envs, dtype=np.uint64)
         seeds = (seeds >> np.uint64(1)).astype(np.int64)
         self._random_member = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])

@@ -8,11 +8,13 @@ each legal card pegs now; ``q``, Ctrl-C or end of input leave the game.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -197,6 +199,10 @@ def play_command(opponent: str, target: int = 121, seed: int | None = None,
     ``record_path`` if given."""
     if isinstance(target, bool) or not isinstance(target, int) or target < 1:
         raise ValueError(f"--target must be a positive whole number, got {target!r}")
+    if record_path is not None:
+        from training.files import check_output_file
+
+        check_output_file(record_path, "--record")  # before the game, not after it
     session = GameSession.against(opponent, seed=seed, target=target, practice=practice)
     console = Console()
     console.print(f"Cribbage to {target} against [bold]{opponent}[/bold]. Cards by text (5H) or "
@@ -210,27 +216,36 @@ def play_command(opponent: str, target: int = 121, seed: int | None = None,
 
 
 def replay_command(path: Path, game: int = 0) -> None:
-    """``crib replay``: one recorded game, move by move, both hands visible."""
-    from training.record import read_record, replay
+    """``crib replay``: one recorded game, move by move, both hands visible. Lines of the file
+    that are not intact records are named on stderr and skipped; the other games still replay."""
+    from training.record import pick_record, read_record_file, replay
 
-    record = read_record(path, game)
+    file = read_record_file(path)
+    for number, problem in file.problems.items():
+        if number != game:  # the chosen game's own problem is the error
+            print(f"skipped game {number}: {problem}", file=sys.stderr)  # one line, unwrapped
+    record = pick_record(file, game)
     console = Console()
     names = record["players"]
     finished = replay(record)  # checks the record before anything is printed
-    console.print(f"[bold]{names[0]} vs {names[1]}[/bold], game {game} of {path}, "
+    shown = [escape(name) for name in names]  # text from the file is never read as markup
+    console.print(f"[bold]{shown[0]} vs {shown[1]}[/bold], game {game} of {escape(str(path))}, "
                   f"to {record['target']}")
     from .talk import announcements
 
-    talk = announcements(finished.log, names)
+    by_deal: dict[int, list[Any]] = {}  # one pass over the talk: linear in the record
+    for line in announcements(finished.log, names):
+        if line.kind != "deal":
+            by_deal.setdefault(line.deal, []).append(line)
     for deal in finished.records:
-        console.rule(f"deal {deal.number + 1}: {names[deal.dealer]} deals")
+        console.rule(f"deal {deal.number + 1}: {shown[deal.dealer]} deals")
         for seat in (0, 1):
-            console.print(f"  {names[seat]}: {cards_str(sorted(deal.hands[seat]))}, throws "
+            console.print(f"  {shown[seat]}: {cards_str(sorted(deal.hands[seat]))}, throws "
                           f"{cards_str(deal.discards[seat])}")
-        for line in talk:
-            if line.deal == deal.number and line.kind != "deal":
-                console.print(f"  {line.text}", style="bold cyan" if line.points else None)
-    winner = record["winner"]
-    console.print(f"[bold]{names[winner]} wins {record['scores'][winner]}-"
-                  f"{record['scores'][1 - winner]}[/bold]"
-                  + (" (skunk)" if record.get("skunk") else ""))
+        for line in by_deal.get(deal.number, ()):
+            console.print(f"  {line.text}", style="bold cyan" if line.points else None,
+                          markup=False)
+    winner = finished.winner  # the replayed game's, which replay checked against the scores
+    console.print(f"[bold]{shown[winner]} wins {finished.scores[winner]}-"
+                  f"{finished.scores[1 - winner]}[/bold]"
+                  + (" (skunk)" if finished.skunk else ""))

@@ -27,7 +27,7 @@ def evaluate(
     agent: Annotated[str, typer.Option(help="agent name or checkpoint path")],
     opponent: Annotated[str, typer.Option(help="opponent name or checkpoint path")] = "standard",
     games: Annotated[int, typer.Option(help="games to play")] = 1000,
-    seed: Annotated[int, typer.Option(help="seed: same seed, same report")] = 0,
+    seed: Annotated[int, typer.Option(help="seed: same seed, same report", min=0)] = 0,
     json_path: Annotated[Path | None, typer.Option("--json", help="write the report here")] = None,
     duplicate: Annotated[bool, typer.Option(help="play each deal sequence from both seats")] = False,
     workers: Annotated[int, typer.Option(help="worker processes")] = 1,
@@ -52,7 +52,7 @@ def evaluate(
 def tournament(
     agents: Annotated[str, typer.Option(help="comma-separated agent names or checkpoint paths")],
     games: Annotated[int, typer.Option(help="games per pairing")] = 200,
-    seed: Annotated[int, typer.Option()] = 0,
+    seed: Annotated[int, typer.Option(min=0)] = 0,
     output: Annotated[Path, typer.Option(help="folder for the heatmap and JSON")] = Path("runs/tournament"),
     workers: Annotated[int, typer.Option()] = 1,
     ray: Annotated[str | None, typer.Option(
@@ -114,7 +114,8 @@ def plot(
 def play(
     opponent: Annotated[str, typer.Option(help="agent name or checkpoint path")] = "standard",
     target: Annotated[int, typer.Option(help="points to win")] = 121,
-    seed: Annotated[int | None, typer.Option(help="seed: same seed, same cut and deals")] = None,
+    seed: Annotated[int | None, typer.Option(help="seed: same seed, same cut and deals",
+                                             min=0)] = None,
     practice: Annotated[bool, typer.Option(help="count practice: claim your count first")] = False,
     record: Annotated[Path | None, typer.Option(help="append the finished game to this file")] = None,
 ) -> None:
@@ -133,6 +134,10 @@ def serve(
 ) -> None:
     """Serve the web page: play any agent in a browser, count practice, replays."""
     def start() -> None:
+        if record is not None:
+            from training.files import check_output_file
+
+            check_output_file(record, "--record")  # before the server starts
         try:
             from crib_play.server import serve_command
         except ImportError as err:  # fastapi / uvicorn come with the play extra
@@ -163,7 +168,7 @@ def odds(
     json_out: Annotated[bool, typer.Option("--json", help="print the lookup as JSON")] = False,
     plot_path: Annotated[Path | None, typer.Option("--plot", help="write a heatmap PNG here")] = None,
     traces: Annotated[int, typer.Option(help="build: deal traces to record")] = 400_000,
-    seed: Annotated[int, typer.Option(help="build: seed of the deals")] = 0,
+    seed: Annotated[int, typer.Option(help="build: seed of the deals", min=0)] = 0,
     output: Annotated[Path | None, typer.Option(help="build: where to write the table")] = None,
     table: Annotated[Path | None, typer.Option(help="table file (default: the packaged one)")] = None,
 ) -> None:

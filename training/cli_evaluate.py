@@ -9,6 +9,7 @@ from typing import Any
 from .eval_plans import ROLES, SIDES
 from .eval_report import EvaluationReport
 from .evaluate import evaluate
+from .limits import check_games
 
 
 def report_tables(report: EvaluationReport) -> list[Any]:
@@ -99,6 +100,7 @@ def evaluate_command(agent: str, opponent: str, games: int, seed: int = 0,
         json_path = check_output_file(json_path, "--json")  # before any game is played
     if record_path is not None:
         record_path = check_output_file(record_path, "--record")
+    check_games(games)
     pool = None
     if ray is not None:
         from .ray_backend import RayPool

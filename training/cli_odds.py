@@ -10,6 +10,7 @@ from rich.console import Console
 
 from crib_env.odds import DEFAULT_TABLE, load_table
 
+from .files import check_output_file
 from .odds import build, endgame_cell, odds_report, plot
 
 
@@ -20,7 +21,8 @@ def odds_command(args: list[str], dealer: bool | None, json_out: bool, plot_path
     if args and args[0] == "build":
         if len(args) > 1:
             raise ValueError(f"`crib odds build` takes no scores, got {' '.join(args[1:])}")
-        out = output or table_path or DEFAULT_TABLE
+        option = "--output" if output is not None else "--table"
+        out = check_output_file(output or table_path or DEFAULT_TABLE, option)  # before the build
         table = build(traces, seed, out)
         console.print(f"wrote {out}: {traces:,} traces, seed {seed}, first dealer wins "
                       f"{100 * table.win[0, 0, 1]:.2f}% at 0-0, max stderr "
@@ -38,6 +40,8 @@ def odds_command(args: list[str], dealer: bool | None, json_out: bool, plot_path
         raise ValueError("give SCORE OPPONENT_SCORE --dealer|--pone, `build`, or --plot PATH")
     if scores and dealer is None:
         raise ValueError("say who deals next: --dealer (SCORE's side) or --pone")
+    if plot_path is not None:
+        check_output_file(plot_path, "--plot")
     table = load_table(table_path)
     for name, value in zip(names, scores, strict=True):
         if value > table.target:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .files import atomic_write_text, check_output_folder
+from .limits import check_games
 from .tournament import TournamentResult, tournament
 
 
@@ -56,6 +57,7 @@ def tournament_command(agent_specs: list[str], games: int, seed: int = 0,
     from rich.console import Console
 
     output = check_output_folder(output, "--output")  # before any game is played
+    check_games(games)
     result = tournament(agent_specs, games, seed=seed, workers=workers, progress=True, ray=ray)
     console = Console()
     print_result(result, console)

@@ -51,6 +51,7 @@ from .eval_report import (
     game_result,
     summarize,
 )
+from .limits import check_games
 
 
 def evaluate(
@@ -83,6 +84,7 @@ def evaluate(
     Raises ``ValueError`` naming the problem for bad counts and unknown or unreadable agents.
     """
     check_count("games", games)
+    check_games(games, "games")  # every result is kept for the report: bound the memory
     check_count("workers", workers)
     check_count("target", target)
     if duplicate and games % 2:

@@ -9,7 +9,13 @@
 * ``append_line``: one line appended and flushed to disk (``evals.jsonl``); a line cut by a kill is
   dropped when the run resumes (``training.recovery``).
 * ``check_output_file`` / ``check_output_folder``: refuse an output path that cannot be written, in
-  one line naming the option, before any work is done.
+  one line naming the option and the path given, before any work is done: a file is created and
+  removed in the target folder (the only honest test; permission bits say yes to root on
+  ``/proc``).
+
+File modes, one policy: every file written here ends ``FILE_MODE`` (0644: the owner writes,
+everyone reads; nothing written by crib is secret), whatever the writer (``mkstemp`` would leave
+0600).
 
 Crash testing: with ``CRIB_CRASH_AT_FILE_OP=K`` in the environment the process kills itself
 (``os._exit(137)``, like SIGKILL: no clean-up runs) just before its K-th file operation here, so a
@@ -29,6 +35,8 @@ from pathlib import Path
 CRASH_ENV = "CRIB_CRASH_AT_FILE_OP"
 NEW_SUFFIX = ".new"  # .NAME.new: a folder being filled (or, after a swap, the old one)
 OLD_SUFFIX = ".old"  # .NAME.old: the old folder between the two renames of the fallback swap
+
+FILE_MODE = 0o644
 
 _file_ops = 0
 
@@ -78,6 +86,7 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     os.close(fd)
     try:
         write(Path(tmp))
+        os.chmod(tmp, FILE_MODE)
         _fsync_file(Path(tmp))
         _op()
         os.replace(tmp, path)
@@ -102,6 +111,8 @@ def append_line(path: Path, line: str) -> None:
     """Append one line (no newline inside) and flush it to disk."""
     _op()
     with open(path, "a", encoding="utf-8") as f:
+        if f.tell() == 0:
+            os.chmod(path, FILE_MODE)
         f.write(line + "\n")
         f.flush()
         os.fsync(f.fileno())
@@ -156,6 +167,7 @@ def replace_folder(target: Path, fill: Callable[[Path], None]) -> Path:
     fill(new)
     _op()
     for path in sorted(new.iterdir()):
+        os.chmod(path, FILE_MODE)
         _fsync_file(path)
     _fsync_dir(new)
     if not target.exists():
@@ -203,41 +215,53 @@ def _libc():
 
 # -- output paths, checked before any work --
 
+PROBE_PREFIX = ".crib-probe-"
 
-def _writable_ancestor(path: Path, option: str) -> None:
-    """The nearest existing folder above ``path`` must be a writable folder."""
-    parent = path.parent
-    while not parent.exists():
-        if parent == parent.parent:
-            break
-        parent = parent.parent
-    if not parent.is_dir():
-        raise ValueError(f"{option}: cannot write {path}: {parent} is a file, not a folder")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise ValueError(f"{option}: cannot write {path}: folder {parent} is not writable")
+
+def _nearest_folder(path: Path) -> Path:
+    """The nearest existing path at or above ``path`` (the folder a missing path would be made
+    in)."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _probe(folder: Path, path: Path, option: str) -> None:
+    """Create and remove a file in ``folder``: the only honest test that ``path`` (in or below it)
+    can be written, whoever runs this (``os.access`` says yes to root even on ``/proc``)."""
+    if not folder.is_dir():
+        raise ValueError(f"{option}: cannot write {path}: {folder} is a file, not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=PROBE_PREFIX, dir=folder)
+    except OSError as err:
+        raise ValueError(f"{option}: cannot write {path}: cannot create a file in {folder} "
+                         f"({err.strerror or err})") from None
+    os.close(fd)
+    Path(probe).unlink(missing_ok=True)
 
 
 def check_output_file(path: Path | str, option: str) -> Path:
-    """Refuse (``ValueError`` naming ``option``) a file path that is a folder or cannot be
-    written; nothing is created."""
+    """Refuse (``ValueError`` naming ``option`` and ``path``) a file path that cannot be written:
+    a folder, a file that cannot be opened for writing, or a folder where no file can be created
+    (tried by creating and removing one). Nothing is left behind; missing folders are not made."""
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{option}: {path} is a folder; give a file path")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise ValueError(f"{option}: cannot write {path}: the file is not writable")
-    _writable_ancestor(path, option)
+    if path.exists():
+        try:  # opened for appending and closed: the file is not changed
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+        except OSError as err:
+            raise ValueError(f"{option}: cannot write {path} ({err.strerror or err})") from None
+    _probe(_nearest_folder(path.parent), path, option)
     return path
 
 
 def check_output_folder(path: Path | str, option: str) -> Path:
-    """Refuse (``ValueError`` naming ``option``) a folder path that is a file or cannot be
-    written; nothing is created."""
+    """Refuse (``ValueError`` naming ``option`` and ``path``) a folder path that is a file or where
+    no file can be created (tried by creating and removing one in it, or in the nearest existing
+    folder above it). Nothing is left behind; missing folders are not made."""
     path = Path(path)
-    if path.exists():
-        if not path.is_dir():
-            raise ValueError(f"{option}: {path} is a file; give a folder")
-        if not os.access(path, os.W_OK | os.X_OK):
-            raise ValueError(f"{option}: cannot write into {path}: the folder is not writable")
-        return path
-    _writable_ancestor(path, option)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{option}: {path} is a file; give a folder")
+    _probe(_nearest_folder(path), path, option)
     return path

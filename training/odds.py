@@ -18,6 +18,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 
 from crib_env.odds import DEFAULT_TABLE, WinOdds, load_table, save_table
 
+from .files import atomic_write, save_figure
+
 DEFAULT_TRACES = 400_000
 STRATEGY = "standard vs standard"
 TRACE_CHUNK = 10_000
@@ -51,7 +53,7 @@ def build(traces: int = DEFAULT_TRACES, seed: int = 0, output: Path = DEFAULT_TA
     header = {"strategy": STRATEGY, "traces": int(traces), "seed": int(seed), "batches": BATCHES,
               "stderr_method": f"batch means over {BATCHES} equal parts of the traces",
               "trace_play": "each deal played from 0-0 (standard's neutral, not endgame, play)"}
-    save_table(output, win, stderr, header)
+    atomic_write(output, lambda tmp: save_table(tmp, win, stderr, header))
     return load_table(output)
 
 
@@ -88,7 +90,5 @@ def plot(table: WinOdds, output: Path) -> None:
     fig.colorbar(image, ax=axes, label="chance to win")
     fig.suptitle(f"Win odds ({table.header['strategy']}, {table.header['traces']:,} traces, "
                  f"max stderr {100 * table.header['max_stderr']:.2f} pp)")
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(output, dpi=100)
+    save_figure(fig, Path(output), dpi=100)
     plt.close(fig)

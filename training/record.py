@@ -24,12 +24,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from crib_env.cards import card_str, parse_card
 from crib_env.game import DISCARD, PLAY, Game, IllegalActionError, ScriptedDeal
 from crib_env.scoring import EVENT_KINDS
+
+from .limits import ACTIONS_PER_DEAL, MAX_RECORD_DEALS, MAX_RECORD_TARGET
 
 RECORD_VERSION = 1
 
@@ -89,25 +92,73 @@ def game_record(game: Game, players: Sequence[str], first_dealer: int,
     return record
 
 
-def _check(record: Any) -> dict[str, Any]:
+REQUIRED_KEYS = ("version", "players", "target", "first_dealer", "deals", "actions", "scores")
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_record(record: Any) -> dict[str, Any]:
+    """``record`` if its keys have the types and sizes of the format (module docstring) within the
+    stated limits (``training.limits``), else ``ValueError`` naming the key. The cards and moves
+    themselves are checked by ``replay``."""
     if not isinstance(record, dict):
         raise ValueError(f"a game record is a JSON object, got {type(record).__name__}")
-    missing = [k for k in ("version", "players", "target", "first_dealer", "deals", "actions",
-                           "scores") if k not in record]
+    missing = [k for k in REQUIRED_KEYS if k not in record]
     if missing:
         raise ValueError(f"game record lacks {', '.join(missing)}")
     if record["version"] != RECORD_VERSION:
-        raise ValueError(f"game record version {record['version']!r}; this reader knows "
+        raise ValueError(f"game record version {_short(record['version'])}; this reader knows "
                          f"{RECORD_VERSION}")
+    players, target, deals, actions = (record[k] for k in ("players", "target", "deals",
+                                                           "actions"))
+    if not isinstance(players, list) or len(players) != 2 \
+            or not all(isinstance(p, str) for p in players):
+        raise ValueError(f"game record: 'players' must be two names, got {_short(players)}")
+    if not _whole(target) or not 1 <= target <= MAX_RECORD_TARGET:
+        raise ValueError(f"game record: 'target' must be a whole number 1..{MAX_RECORD_TARGET:,}, "
+                         f"got {_short(target)}")
+    if not _whole(record["first_dealer"]) or record["first_dealer"] not in (0, 1):
+        raise ValueError(f"game record: 'first_dealer' must be seat 0 or 1, got "
+                         f"{_short(record['first_dealer'])}")
+    # every deal scores at least one point (the last card), so a game has at most 2 * target - 1
+    most_deals = min(MAX_RECORD_DEALS, 2 * target)
+    if not isinstance(deals, list) or not 1 <= len(deals) <= most_deals:
+        got = f"{len(deals):,} deals" if isinstance(deals, list) else _short(deals)
+        raise ValueError(f"game record: 'deals' must be a list of 1..{most_deals:,} deals (at most "
+                         f"{MAX_RECORD_DEALS:,}, or twice the target), got {got}")
+    if not all(isinstance(d, dict) for d in deals):
+        raise ValueError("game record: every entry of 'deals' must be an object with 'hands' and "
+                         "'starter'")
+    most_actions = ACTIONS_PER_DEAL * len(deals)
+    if not isinstance(actions, list) or len(actions) > most_actions:
+        got = f"{len(actions):,} actions" if isinstance(actions, list) else _short(actions)
+        raise ValueError(f"game record: 'actions' must be a list of at most {most_actions:,} cards "
+                         f"({ACTIONS_PER_DEAL} per deal), got {got}")
+    if not all(isinstance(a, str) for a in actions):
+        raise ValueError("game record: every action must be a card as text, such as \"5H\"")
+    scores = record["scores"]
+    if not isinstance(scores, list) or len(scores) != 2 or not all(_whole(v) for v in scores):
+        raise ValueError(f"game record: 'scores' must be two whole numbers, got {_short(scores)}")
+    if record.get("winner") not in (None, 0, 1) or isinstance(record.get("winner"), bool):
+        raise ValueError(f"game record: 'winner' must be seat 0 or 1, got "
+                         f"{_short(record['winner'])}")
     return record
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters: an error never echoes a whole hostile field."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def replay_steps(record: dict[str, Any]) -> Iterable[Game]:
     """Yield the game of ``record`` before the first action and after every action (the same
     ``Game`` object, stepped on). Raises ``ValueError`` naming the action that does not fit."""
-    record = _check(record)
-    deals = [ScriptedDeal.parse({"hands": d["hands"], "starter": d["starter"]}, i)
-             for i, d in enumerate(record["deals"])]
+    record = check_record(record)
+    deals = [ScriptedDeal.parse({k: d[k] for k in ("hands", "starter") if k in d}, i)
+             for i, d in enumerate(record["deals"])]  # a key missing is parse's ValueError
     game = Game(target=int(record["target"]), first_dealer=int(record["first_dealer"]),
                 deals=deals, seed=0)
     yield game
@@ -149,32 +200,77 @@ def write_records(path: Path | str, records: Iterable[dict[str, Any]], append: b
     return len(lines)
 
 
-def read_records(path: Path | str) -> list[dict[str, Any]]:
-    """Every record of a JSON-lines file; ``ValueError`` naming the line that is not a record."""
+@dataclass
+class RecordFile:
+    """A JSON-lines file of recorded games read as far as it is intact: ``games[n]`` is game ``n``
+    (the ``n``-th non-blank line), ``None`` where that line is not a readable record, and
+    ``problems[n]`` says why (with its line number)."""
+
+    path: Path
+    games: list[dict[str, Any] | None]
+    problems: dict[int, str]
+
+    def intact(self) -> list[dict[str, Any]]:
+        return [g for g in self.games if g is not None]
+
+
+def read_record_file(path: Path | str) -> RecordFile:
+    """Read every line of ``path``; a line cut off (the last one, after a crash), not UTF-8, not
+    JSON or not a record (``check_record``) is kept as a problem and the others are read."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no recorded games at {path}")
-    records = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            records.append(_check(json.loads(line)))
-        except (json.JSONDecodeError, ValueError) as err:
-            raise ValueError(f"{path}, line {number}: not a game record: {err}") from err
+    games: list[dict[str, Any] | None] = []
+    problems: dict[int, str] = {}
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, 1):
+            if not raw.strip():
+                continue
+            try:
+                games.append(check_record(json.loads(raw.decode("utf-8"))))
+            except UnicodeDecodeError:
+                problems[len(games)] = f"{path}, line {number}: not text (UTF-8)"
+                games.append(None)
+            except (json.JSONDecodeError, RecursionError) as err:
+                cut = "" if raw.endswith(b"\n") else " (cut off: the file ends inside it)"
+                problems[len(games)] = f"{path}, line {number}: not JSON{cut}: {err}"
+                games.append(None)
+            except ValueError as err:
+                problems[len(games)] = f"{path}, line {number}: not a game record: {err}"
+                games.append(None)
+    return RecordFile(path, games, problems)
+
+
+def read_records(path: Path | str) -> list[dict[str, Any]]:
+    """The intact records of a JSON-lines file (``read_record_file`` says which lines were
+    skipped); ``ValueError`` naming the first bad line if none is intact."""
+    file = read_record_file(path)
+    records = file.intact()
     if not records:
-        raise ValueError(f"{path} holds no recorded games")
+        first = f" ({next(iter(file.problems.values()))})" if file.problems else ""
+        raise ValueError(f"{file.path} holds no intact recorded game{first}")
     return records
 
 
 def read_record(path: Path | str, game: int = 0) -> dict[str, Any]:
-    """Record number ``game`` (0-based) of a JSON-lines file."""
-    records = read_records(path)
-    if isinstance(game, bool) or not isinstance(game, int) or not 0 <= game < len(records):
-        raise ValueError(f"--game must be 0..{len(records) - 1} for {path} "
-                         f"({len(records)} games), got {game!r}")
-    return records[game]
+    """Record number ``game`` (0-based: the ``game``-th non-blank line) of a JSON-lines file;
+    ``ValueError`` naming its line if that one is not intact (the others still read)."""
+    return pick_record(read_record_file(path), game)
 
 
-__all__ = ["RECORD_VERSION", "game_actions", "game_record", "read_record", "read_records",
-           "replay", "replay_steps", "score_events", "write_records"]
+def pick_record(file: RecordFile, game: int) -> dict[str, Any]:
+    """Game ``game`` of ``file`` (see ``read_record``)."""
+    count = len(file.games)
+    if count == 0:
+        raise ValueError(f"{file.path} holds no recorded games")
+    if isinstance(game, bool) or not isinstance(game, int) or not 0 <= game < count:
+        raise ValueError(f"--game must be 0..{count - 1} for {file.path} ({count} games), got "
+                         f"{game!r}")
+    if file.games[game] is None:
+        raise ValueError(f"--game {game}: {file.problems[game]}")
+    return file.games[game]
+
+
+__all__ = ["RECORD_VERSION", "RecordFile", "check_record", "game_actions", "game_record",
+           "pick_record", "read_record", "read_record_file", "read_records", "replay",
+           "replay_steps", "score_events", "write_records"]

@@ -45,6 +45,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .config import RunConfig, load_config, parse_config
+from .files import atomic_write_text, check_output_folder
 
 DEFAULT_OUTPUT = Path("checkpoints") / "sweeps"
 DISTRIBUTIONS = ("choice", "grid", "uniform", "loguniform", "randint")
@@ -207,13 +208,14 @@ def sweep(config: Path, space_path: Path, samples: int | None = None, address: s
     """Run (or resume) a sweep; returns its folder and the trials ranked best first."""
     from .ray_backend import LOCAL, connect, require_ray
 
+    output_dir = check_output_folder(output_dir if output_dir is not None else DEFAULT_OUTPUT,
+                                     "--output-dir").resolve()  # before Ray starts
     require_ray()
     base = load_config(config)
     space = load_space(space_path)
     if samples is not None and (isinstance(samples, bool) or samples <= 0):
         raise ValueError(f"--samples must be a positive whole number, got {samples!r}")
     base_data = check_space(base, space)
-    output_dir = (Path(output_dir) if output_dir is not None else DEFAULT_OUTPUT).resolve()
     if resume:
         sweep_dir = find_sweep_to_resume(output_dir, space.name)
         # the trials go on with the settings the sweep started with
@@ -223,8 +225,10 @@ def sweep(config: Path, space_path: Path, samples: int | None = None, address: s
     else:
         sweep_dir = output_dir / f"{space.name}__{datetime.now().strftime('%Y%m%d-%H%M%S')}"
         sweep_dir.mkdir(parents=True, exist_ok=False)
-        (sweep_dir / "space.yaml").write_text(yaml.safe_dump(space.model_dump(), sort_keys=False))
-        (sweep_dir / "base_config.yaml").write_text(yaml.safe_dump(base_data, sort_keys=False))
+        atomic_write_text(sweep_dir / "space.yaml", yaml.safe_dump(space.model_dump(),
+                                                                   sort_keys=False))
+        atomic_write_text(sweep_dir / "base_config.yaml", yaml.safe_dump(base_data,
+                                                                         sort_keys=False))
 
     from ray import tune
     from ray.tune.schedulers import ASHAScheduler
@@ -262,7 +266,7 @@ def sweep(config: Path, space_path: Path, samples: int | None = None, address: s
             ray.shutdown()
     ranking = rank_trials(grid, space.metric, int(base_data["train"]["total_timesteps"]))
     unfinished = len(grid) - grid.num_terminated - grid.num_errors
-    (sweep_dir / "sweep.json").write_text(json.dumps(
+    atomic_write_text(sweep_dir / "sweep.json", json.dumps(
         {"sweep": sweep_dir.name, "metric": space.metric, "unfinished_trials": unfinished,
          "trials": ranking}, indent=2) + "\n")
     if unfinished:  # Ctrl-C: Tune saved its state and returned early
