@@ -226,3 +226,39 @@ def test_a_two_trial_sweep_runs_to_the_end_and_ranks_its_trials(local_ray, tmp_p
                              resume=True)
     assert again_dir == sweep_dir
     assert [(r["trial"], r["best"]) for r in again] == [(r["trial"], r["best"]) for r in ranking]
+
+
+@needs_ray
+@pytest.mark.slow
+def test_a_search_recording_on_ray_equals_the_local_one(local_ray, tmp_path):
+    import numpy as np
+
+    from training.distill import CHUNK_PATTERN, record
+
+    teacher = f"champion-search:sims=4,net={CHAMPION_PATH}"
+    for where, ray in (("local", None), ("ray", "local")):
+        assert record(tmp_path / where, teacher, ["greedy", "standard"], 3, seed=4,
+                      progress=False, games=1, ray=ray) == 0
+    for k in range(3):
+        with np.load(tmp_path / "local" / CHUNK_PATTERN.format(k)) as a, \
+                np.load(tmp_path / "ray" / CHUNK_PATTERN.format(k)) as b:
+            assert len(a["cards"]) > 10
+            for key in ("obs", "masks", "cards"):  # the same decisions ...
+                np.testing.assert_array_equal(a[key], b[key])
+            # ... and values equal up to float32 rounding (torch's sums over its threads)
+            np.testing.assert_allclose(a["margins"], b["margins"], rtol=1e-5, atol=1e-6)
+
+
+def test_search_specs_ship_their_network(tmp_path):
+    from training.ray_record import _search_network, _with_network, shipped_files
+
+    assert _search_network("champion-search:sims=8,net=/x/y") == ("champion-search:sims=8",
+                                                                  "/x/y")
+    assert _search_network("champion-search") == ("champion-search", str(CHAMPION_PATH))
+    assert _search_network("expert") is None
+    assert _with_network("champion-search:sims=8,net=/x/y", "/cache/z") == \
+        "champion-search:sims=8,net=/cache/z"
+    assert _with_network("champion-search", "/cache/z") == "champion-search:net=/cache/z"
+    files = shipped_files("champion-search:sims=2")
+    assert set(files) == {"meta.json", "policy.safetensors"}
+    assert shipped_files("greedy") is None

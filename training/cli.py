@@ -71,11 +71,15 @@ def train(
     config: Annotated[Path, typer.Option(help="YAML run config")],
     output_dir: Annotated[Path | None, typer.Option(help="root folder for runs")] = None,
     resume: Annotated[bool, typer.Option(help="continue the latest checkpoint of this run")] = False,
+    ray: Annotated[str | None, typer.Option(
+        help="record a distillation's (algo distill or exit) games as Ray tasks: bare --ray "
+             "starts a local Ray, --ray auto joins this machine's cluster, --ray HOST:PORT "
+             "another (needs the optional 'ray' extra)")] = None,
 ) -> None:
-    """Train an agent with MaskablePPO from a YAML config."""
+    """Train an agent from a YAML config (algo ppo, dmc, distill or exit)."""
     from training.cli_train import train_command
 
-    _run(lambda: train_command(config, output_dir=output_dir, resume=resume))
+    _run(lambda: train_command(config, output_dir=output_dir, resume=resume, ray=ray))
 
 
 @app.command()

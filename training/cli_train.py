@@ -75,11 +75,22 @@ def generations_table(run_dir: Path) -> Any:
     return table
 
 
-def train_command(config: Path, output_dir: Path | None = None, resume: bool = False) -> Path:
-    """``crib train``: load and validate the config, train, say where everything is."""
+def train_command(config: Path, output_dir: Path | None = None, resume: bool = False,
+                  ray: str | None = None) -> Path:
+    """``crib train``: load and validate the config, train, say where everything is. ``ray``
+    records a distillation's (or expert iteration's) games on Ray (``distill.ray``)."""
     cfg = load_config(config)
+    if ray is not None:
+        if cfg.algo not in ("distill", "exit"):
+            raise ValueError(f"--ray: algo {cfg.algo!r} does not record games; only distill and "
+                             f"exit do (crib sweep runs whole trainings on Ray)")
+        from .ray_backend import require_ray
+
+        require_ray()
+        cfg = cfg.model_copy(update={"distill": cfg.distill.model_copy(update={"ray": ray})})
     where = "" if output_dir is None else f" --output-dir {output_dir}"
-    resume_command = f"crib train --config {config}{where} --resume"
+    resume_command = f"crib train --config {config}{where} --resume" + \
+        (f" --ray {ray}" if ray is not None else "")
     try:
         run_dir = train(cfg, output_dir=output_dir, resume=resume)
     except TrainingInterrupted as stopped:

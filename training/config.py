@@ -173,6 +173,9 @@ class DistillConfig(_Section):
         None, description="folder of the recording (reused where it holds the same teacher, "
                           "opponents and seed); default: recording/ in the run folder")
     workers: int = Field(1, ge=1, le=64, description="processes recording games")
+    ray: str | None = Field(None, description=(
+        "record the chunks as Ray tasks: 'local' (a Ray on this machine), 'auto' (this machine's "
+        "cluster) or HOST:PORT; crib train --ray sets it. The chunks are the same as local ones"))
     learning_rate: float = Field(1e-3, gt=0, le=1, description="Adam's rate, cosine to 0 over "
                                                               "train.total_timesteps")
     batch_size: int = Field(512, ge=8, description="decisions per gradient step")

@@ -146,9 +146,11 @@ def _check_spec(folder: Path, spec: dict[str, Any]) -> None:
 
 def record(folder: Path, teacher: str, opponents: Sequence[str], chunks: int, seed: int,
            workers: int = 1, progress: bool = True,
-           should_stop: Callable[[], bool] = lambda: False, games: int = CHUNK_GAMES) -> int:
+           should_stop: Callable[[], bool] = lambda: False, games: int = CHUNK_GAMES,
+           ray: str | None = None) -> int:
     """Record chunks ``0..chunks-1`` that are not in ``folder`` yet; returns how many are still
-    missing (0 unless ``should_stop`` ended the recording early)."""
+    missing (0 unless ``should_stop`` ended the recording early). ``ray``: record them as Ray
+    tasks on that cluster (``training.ray_record``) instead of ``workers`` local processes."""
     from tqdm import tqdm
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -166,7 +168,11 @@ def record(folder: Path, teacher: str, opponents: Sequence[str], chunks: int, se
                      lambda tmp: tmp.write_bytes(_npz_bytes(data)))
         bar.update(1)
 
-    if workers == 1:  # in this process: no pool to start (the chunks are the same)
+    if ray is not None:
+        from .ray_record import record_on_ray
+
+        record_on_ray(jobs, ray, write, should_stop)
+    elif workers == 1:  # in this process: no pool to start (the chunks are the same)
         for job in jobs:
             if should_stop():
                 break

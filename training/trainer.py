@@ -692,7 +692,7 @@ class DistillTrainer(Trainer):
                                  f"distill.soft: 0")
         missing = record(self.recording, d.teacher, opponents, d.chunks, cfg.seed,
                          workers=d.workers, progress=cfg.train.progress_bar,
-                         should_stop=lambda: self.stopping, games=d.chunk_games)
+                         should_stop=lambda: self.stopping, games=d.chunk_games, ray=d.ray)
         self.start_weights()
         self.logger = self.tensorboard()
         if missing:  # stopped while recording: train() saves step 0 and the run resumes here

@@ -1,0 +1,100 @@
+"""A distillation recording as Ray tasks (``crib train --ray``): one task per chunk.
+
+A chunk is a function of the teacher, the opponent, the seed and its number alone
+(``training.distill.record_chunk``), so the chunks a cluster records are the ones a local run
+records. Networks travel as in the evaluator (``training.ray_backend``): the checkpoint a
+``champion-search`` teacher names (``net=``, else the shipped champion) or a checkpoint-path
+opponent is read once on the driver, put in the object store, and written to each node's cache
+folder before the task builds its agents. A worker that dies is retried; an error the chunk raises
+is not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from .ray_backend import RETRIES, checkpoint_files, cluster_cpus, connect, materialize
+
+Job = tuple[str, str, int, int, int]  # teacher, opponent, seed, chunk number, games
+
+
+def _search_network(spec: str) -> tuple[str, str] | None:
+    """(the spec without its net=, the network) for a champion-search spec, else None."""
+    from agents.registry import CHAMPION_PATH, SEARCH_NAME
+
+    name, _, settings = spec.partition(":")
+    if name != SEARCH_NAME:
+        return None
+    parts = [p for p in settings.split(",") if p.strip()]
+    nets = [p.partition("=")[2].strip() for p in parts if p.strip().startswith("net=")]
+    rest = [p for p in parts if not p.strip().startswith("net=")]
+    return ",".join([name + (":" if rest else ""), *rest]).replace(":,", ":"), \
+        (nets[-1] if nets else str(CHAMPION_PATH))
+
+
+def _with_network(spec: str, folder: str) -> str:
+    base, _ = _search_network(spec)  # type: ignore[misc]
+    return f"{base}{',' if ':' in base else ':'}net={folder}"
+
+
+def shipped_files(spec: str) -> dict[str, bytes] | None:
+    """The checkpoint files an agent spec needs on another machine (None: built from its name)."""
+    search = _search_network(spec)
+    return checkpoint_files(search[1] if search else spec)
+
+
+def _record_shipped(job: Job, teacher_files: dict[str, bytes] | None,
+                    opponent_files: dict[str, bytes] | None) -> dict[str, np.ndarray]:
+    from .distill import record_chunk
+
+    teacher, opponent, seed, number, games = job
+    if teacher_files is not None:
+        folder = materialize(teacher_files)
+        teacher = _with_network(teacher, folder) if _search_network(teacher) else folder
+    if opponent_files is not None:
+        opponent = materialize(opponent_files)
+    return record_chunk(teacher, opponent, seed, number, games)
+
+
+def record_on_ray(jobs: Iterator[Job], address: str,
+                  write: Callable[[int, dict[str, np.ndarray]], None],
+                  should_stop: Callable[[], bool]) -> None:
+    """Record ``jobs`` as Ray tasks on the cluster at ``address`` (``ray_backend.connect``),
+    a few in flight per CPU, each chunk handed to ``write`` as it comes back."""
+    import ray
+
+    started = connect(address)
+    try:
+        task = ray.remote(num_cpus=1, max_retries=RETRIES, retry_exceptions=False)(
+            _record_shipped)
+        refs: dict[str, Any] = {}
+
+        def ship(spec: str) -> Any:
+            if spec not in refs:
+                files = shipped_files(spec)
+                refs[spec] = None if files is None else ray.put(files)
+            return refs[spec]
+
+        limit = 2 * cluster_cpus()
+        running: dict[Any, int] = {}
+        while True:
+            while not should_stop() and len(running) < limit:
+                job = next(jobs, None)
+                if job is None:
+                    break
+                running[task.remote(job, ship(job[0]), ship(job[1]))] = job[3]
+            if not running:
+                break
+            done, _ = ray.wait(list(running), num_returns=1)
+            for ref in done:
+                write(running.pop(ref), ray.get(ref))
+            if should_stop():
+                for ref in running:
+                    ray.cancel(ref)
+                break
+    finally:
+        if started:
+            ray.shutdown()
