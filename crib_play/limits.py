@@ -82,24 +82,20 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise _TooLarge
+                if seen > self.limit:  # a body without Content-Length that kept coming;
+                    raise HTTPException(413, self.detail)  # FastAPI passes this one on
             return message
 
-        try:
-            await self.app(scope, counted, send)
-        except _TooLarge:  # a chunked body (no Content-Length) that kept coming
-            await self._refuse(scope, receive, send)
+        await self.app(scope, counted, send)
+
+    @property
+    def detail(self) -> str:
+        return (f"request body larger than {self.limit} bytes (MAX_BODY_BYTES), the most this "
+                f"server reads")
 
     async def _refuse(self, scope: dict, receive: Any, send: Any) -> None:
-        detail = (f"request body larger than {self.limit} bytes (MAX_BODY_BYTES), the most "
-                  f"this server reads")
-        response = JSONResponse({"detail": detail}, status_code=413, headers=SECURITY_HEADERS)
+        response = JSONResponse({"detail": self.detail}, status_code=413, headers=SECURITY_HEADERS)
         await response(scope, receive, send)
-
-
-class _TooLarge(Exception):
-    pass
 
 
 def check_record(record: dict[str, Any]) -> None:
