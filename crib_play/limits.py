@@ -33,6 +33,7 @@ from crib_env.game import DEFAULT_TARGET
 MAX_BODY_BYTES = 1 << 20
 # Error answers repeat at most this much of a client's text (a bad value is named, not echoed).
 MAX_ECHO = 200
+MAX_ECHO_ERRORS = 20  # and name at most this many of a body's validation errors
 # Replays: the server's own games go to DEFAULT_TARGET, so no record of them is longer. Every
 # completed deal pegs at least one point (the last card or a go), so a game to the target has at
 # most 2 * target - 1 deals, and a deal is at most 12 decisions (4 discards, 8 plays).
@@ -197,7 +198,8 @@ async def http_error(request: Any, exc: StarletteHTTPException) -> JSONResponse:
 
 
 async def validation_error(request: Any, exc: RequestValidationError) -> JSONResponse:
-    return JSONResponse({"detail": _bounded(list(exc.errors()))}, status_code=422)
+    errors = list(exc.errors())  # a body's errors, at most MAX_ECHO_ERRORS of them said
+    return JSONResponse({"detail": _bounded(errors[:MAX_ECHO_ERRORS])}, status_code=422)
 
 
 class SecurityHeaders:

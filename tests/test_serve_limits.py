@@ -24,6 +24,8 @@ with warnings.catch_warnings():  # starlette 1.x suggests httpx2 for its TestCli
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
 
+from fastapi import HTTPException  # noqa: E402
+
 import crib_play.server as server  # noqa: E402
 from crib_env.game import Game  # noqa: E402
 from crib_play import limits  # noqa: E402
@@ -228,11 +230,11 @@ def test_the_store_expires_untouched_games_and_frees_a_clients_finished_ones():
     a1, a2 = store.add("a", done), store.add("a", playing)
     a3 = store.add("a", FakeSession())  # at the cap: the client's own finished game makes room
     assert {gid for gid, _ in store.items()} == {a2, a3}
-    with pytest.raises(Exception) as refused:  # two in progress: the cap holds
+    with pytest.raises(HTTPException) as refused:  # two in progress: the cap holds
         store.add("a", FakeSession())
     assert refused.value.status_code == 429
     b1 = store.add("b", FakeSession())
-    with pytest.raises(Exception) as full:  # the server is full: refused, nothing evicted
+    with pytest.raises(HTTPException) as full:  # the server is full: refused, nothing evicted
         store.add("c", FakeSession())
     assert full.value.status_code == 503 and store.count() == 3
     now[0] = 99
@@ -240,13 +242,14 @@ def test_the_store_expires_untouched_games_and_frees_a_clients_finished_ones():
     now[0] = 150
     assert store.get(a2).session is playing
     for gone in (a3, b1, a1):  # untouched past IDLE_TTL (a1 was dropped for room)
-        with pytest.raises(Exception) as missing:
+        with pytest.raises(HTTPException) as missing:
             store.get(gone)
         assert missing.value.status_code == 404
     playing.over = True
     now[0] = 161  # finished and untouched for FINISHED_TTL
-    with pytest.raises(Exception):
+    with pytest.raises(HTTPException) as expired:
         store.get(a2)
+    assert expired.value.status_code == 404
     assert store.count() == 0
 
 
