@@ -2,41 +2,47 @@
 
 The server holds every game; the browser gets ``GameSession.view()``, which carries only what the
 person may see. Every request is validated: a body of the wrong shape is answered 422 by FastAPI,
-a move the rules refuse 400 and a request out of turn 409, each with ``{"detail": reason}``, and
-the game is left as it was. Games are independent (each has its own session and lock) and kept in
-memory, the oldest dropped past ``MAX_GAMES``.
+a move the rules refuse 400, a request out of turn 409, a body or record past a limit 413, a client
+past its games 429 and a server too busy for one more replay 503, each with ``{"detail": reason}``,
+and the game is left as it was. No error repeats more than a few hundred characters of what was
+sent. Games are independent (each has its own lock) and kept by ``store.MemoryStore``: a per-client
+cap, no eviction of anyone's game in play (issue 27). ``limits`` holds every limit and says why.
+Replays and analyses run on ``limits.ExpensivePool``, a few threads of their own, so they never
+take the threads that serve moves. Every answer carries a Content-Security-Policy that allows
+scripts only from ``/static`` (the page inserts every text from the server as text, never HTML).
 
-Endpoints (JSON): ``GET /api/opponents``; ``POST /api/games`` {opponent, seed?, target?,
-practice?}; ``GET /api/games/{id}``; ``POST /api/games/{id}/move`` {cards: [..]};
-``POST /api/games/{id}/continue``; ``POST /api/games/{id}/claim`` {hand, crib?};
+Endpoints (JSON): ``GET /api/opponents`` [?search=&offset=&limit=]; ``POST /api/games``
+{opponent, seed?, target?, practice?}; ``GET /api/games/{id}``; ``POST /api/games/{id}/move``
+{cards: [..]}; ``POST /api/games/{id}/continue``; ``POST /api/games/{id}/claim`` {hand, crib?};
 ``GET /api/games/{id}/analysis``; ``POST /api/replay`` {record} -> every position of a recorded
 game, both hands visible. The page itself is ``static/`` (plain HTML, JS and CSS, no build step).
 """
 
 from __future__ import annotations
 
-import secrets
-import threading
-from collections import OrderedDict
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, HTTPException
+from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agents.registry import AGENT_NAMES, CHAMPION_PATH
-from crib_env.cards import card_str
-from crib_env.game import DEFAULT_TARGET, Phase
+from agents.registry import AGENT_NAMES
+from crib_env.game import DEFAULT_TARGET
 
+from . import limits
+from .checkpoints import CHECKPOINT_ROOTS, PAGE, checkpoint_page, find_checkpoints
+from .replays import replay_frames
 from .session import MAX_CLAIM, GameSession, MoveError
-from .talk import announcements, pegs
+from .store import MemoryStore
 
-MAX_GAMES = 200  # games kept at once; the oldest is dropped beyond (memory stays bounded)
-CHECKPOINT_ROOTS = (Path("checkpoints"), Path("runs"))  # searched for checkpoints to offer
+__all__ = ["CHECKPOINT_ROOTS", "create_app", "find_checkpoints", "replay_frames", "serve_command"]
 STATIC = resources.files("crib_play") / "static"
+CardText = Annotated[str, Field(max_length=8)]  # "10H" and the suit symbols fit; a card, not a file
 
 
 class _Strict(BaseModel):
@@ -51,7 +57,7 @@ class NewGame(_Strict):
 
 
 class Move(_Strict):
-    cards: list[str] = Field(max_length=2)  # an empty list gets the game's own reason (400)
+    cards: list[CardText] = Field(max_length=2)  # an empty list gets the game's own reason (400)
 
 
 class Claim(_Strict):
@@ -63,78 +69,30 @@ class Replay(_Strict):
     record: dict[str, Any]
 
 
-def find_checkpoints(roots: tuple[Path, ...] | None = None, limit: int = 50) -> list[str]:
-    """Checkpoint folders (holding ``meta.json``) under ``roots`` (default: ``checkpoints/`` and
-    ``runs/`` of the working folder and the shipped checkpoints), newest first, at most ``limit``;
-    the run folders' ``latest/`` and self-play pool snapshots are left out. Paths are given
-    relative to the working folder where they lie inside it."""
-    if roots is None:
-        roots = (*CHECKPOINT_ROOTS, CHAMPION_PATH.parent)
-    found: dict[Path, Path] = {}
-    for root in roots:
-        if root.is_dir():
-            for meta in root.glob("**/meta.json"):
-                folder = meta.parent
-                if folder.name == "latest" or "pool" in folder.parts:
-                    continue
-                found.setdefault(folder.resolve(), folder)
-    newest = sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)[:limit]
-    cwd = Path.cwd().resolve()
-    return [str(p.relative_to(cwd)) if p.is_relative_to(cwd) else str(p) for p in newest]
+def client_of(request: Request) -> str:
+    """Who is asking, for the per-client cap: the address (issue 25's player token will do better
+    behind a proxy, where every request has the proxy's address)."""
+    return request.client.host if request.client else "unknown"
 
 
-def replay_frames(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every position of a recorded game, both hands visible: one frame before the first move
-    and one after each move, with the table talk that move produced."""
-    from training.record import replay, replay_steps
-
-    finished = replay(record)  # checks the whole record first
-    names = record["players"]
-    talk = announcements(finished.log, names)
-    frames, said = [], 0
-    for step, game in enumerate(replay_steps(record)):
-        end = len(game.log)
-        new = []
-        while said < len(talk) and talk[said].log_index < end:
-            new.append(talk[said].text)
-            said += 1
-        front, back = pegs(game.log)
-        deal = game.records[-1]
-        over = game.phase in (Phase.GAME_OVER, Phase.DEAL_OVER)
-        frames.append({
-            "step": step,
-            "action": record["actions"][step - 1] if step else None,
-            "deal": len(game.records),
-            "dealer": game.dealer,
-            "phase": game.phase.name.lower(),
-            "to_move": None if over else game.to_move,
-            "scores": [{"front": front[p], "back": back[p]} for p in (0, 1)],
-            "hands": [[card_str(c) for c in game.hands[p]] for p in (0, 1)],
-            "dealt": [[card_str(c) for c in deal.hands[p]] for p in (0, 1)],
-            "discards": [[card_str(c) for c in game.discards[p]] for p in (0, 1)],
-            "played": [[card_str(c) for c in game.played[p]] for p in (0, 1)],
-            "starter": card_str(game.starter) if game.starter is not None else None,
-            "count": game.count,
-            "sequence": [card_str(c) for c in game.sequence],
-            "talk": new,
-        })
-    return frames
-
-
-def create_app(record_path: Path | None = None) -> FastAPI:
-    """The web app. ``record_path``: append every finished game there (``training.record``)."""
-    app = FastAPI(title="crib serve", docs_url="/api/docs", redoc_url=None)
-    games: OrderedDict[str, tuple[GameSession, threading.Lock]] = OrderedDict()
-    games_lock = threading.Lock()
+def create_app(record_path: Path | None = None, checkpoint_roots: tuple[Path, ...] | None = None,
+               store: MemoryStore | None = None,
+               expensive: limits.ExpensivePool | None = None) -> FastAPI:
+    """The web app. ``record_path``: append every finished game there (``training.record``);
+    ``checkpoint_roots``: where to look for checkpoints besides the shipped ones (default
+    ``checkpoints/`` and ``runs/``); ``store``, ``expensive``: the games and the expensive pool
+    (defaults as ``store`` and ``limits`` state)."""
+    app = FastAPI(title="crib serve", docs_url=None, redoc_url=None)  # docs need inline scripts
+    app.add_middleware(limits.SecurityHeaders)
+    app.add_middleware(limits.BodyLimit)  # outermost: nothing reads a body past the limit
+    app.add_exception_handler(StarletteHTTPException, limits.http_error)
+    app.add_exception_handler(RequestValidationError, limits.validation_error)
+    roots = CHECKPOINT_ROOTS if checkpoint_roots is None else checkpoint_roots
+    games = MemoryStore() if store is None else store
+    pool = limits.ExpensivePool() if expensive is None else expensive
     recorded: set[str] = set()
     app.state.games = games  # for tests and tools that check the page against the engine
-
-    def get(game_id: str) -> tuple[GameSession, threading.Lock]:
-        with games_lock:
-            entry = games.get(game_id)
-        if entry is None:
-            raise HTTPException(404, f"no game {game_id!r} (games live while the server runs)")
-        return entry
+    app.state.expensive = pool
 
     def answer(game_id: str, session: GameSession) -> dict[str, Any]:
         if session.over and record_path is not None and game_id not in recorded:
@@ -145,39 +103,38 @@ def create_app(record_path: Path | None = None) -> FastAPI:
         return {"id": game_id, **session.view()}
 
     def act(game_id: str, do) -> dict[str, Any]:
-        session, lock = get(game_id)
-        with lock:  # one request at a time per game; other games go on in parallel
+        game = games.get(game_id)
+        with game.lock:  # one request at a time per game; other games go on in parallel
             try:
-                do(session)
+                do(game.session)
             except MoveError as err:
                 raise HTTPException(err.status, str(err)) from err
-            return answer(game_id, session)
+            return answer(game_id, game.session)
 
     @app.get("/", response_class=HTMLResponse)
     def index() -> str:
         return (STATIC / "index.html").read_text()
 
     @app.get("/api/opponents")
-    def opponents() -> dict[str, Any]:
-        return {"names": list(AGENT_NAMES), "checkpoints": find_checkpoints()}
+    def opponents(search: Annotated[str, Query(max_length=200)] = "",
+                  offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
+                  limit: Annotated[int, Query(ge=1, le=500)] = PAGE) -> dict[str, Any]:
+        return {"names": list(AGENT_NAMES), **checkpoint_page(roots, search, offset, limit)}
 
     @app.post("/api/games")
-    def new_game(body: NewGame) -> dict[str, Any]:
-        offered = [*AGENT_NAMES, *find_checkpoints()]
-        if body.opponent.strip() not in offered:  # no arbitrary paths from the browser
-            raise HTTPException(400, f"unknown opponent {body.opponent!r}: choose one of "
-                                     f"{', '.join(offered)}")
+    def new_game(body: NewGame, request: Request) -> dict[str, Any]:
+        name = body.opponent.strip()
+        if name not in AGENT_NAMES and name not in find_checkpoints(roots):
+            # no arbitrary paths from the browser: only what GET /api/opponents offers
+            raise HTTPException(400, f"unknown opponent {limits.clip(body.opponent)!r}: choose "
+                                     f"one of {', '.join(AGENT_NAMES)} or a checkpoint that GET "
+                                     f"/api/opponents lists")
         try:
             session = GameSession.against(body.opponent, seed=body.seed, target=body.target,
                                           practice=body.practice)
         except ValueError as err:  # an unknown agent or an unreadable checkpoint
             raise HTTPException(400, str(err)) from err
-        game_id = secrets.token_urlsafe(9)
-        with games_lock:
-            games[game_id] = (session, threading.Lock())
-            while len(games) > MAX_GAMES:
-                games.popitem(last=False)
-        return answer(game_id, session)
+        return answer(games.add(client_of(request), session), session)
 
     @app.get("/api/games/{game_id}")
     def state(game_id: str) -> dict[str, Any]:
@@ -196,22 +153,29 @@ def create_app(record_path: Path | None = None) -> FastAPI:
         return act(game_id, lambda s: s.claim(hand=body.hand, crib=body.crib))
 
     @app.get("/api/games/{game_id}/analysis")
-    def analysis(game_id: str) -> dict[str, Any]:
-        session, lock = get(game_id)
-        with lock:
-            try:
-                return session.analysis()
-            except MoveError as err:
-                raise HTTPException(err.status, str(err)) from err
+    async def analysis(game_id: str) -> dict[str, Any]:
+        game = games.get(game_id)
+
+        def analyse() -> dict[str, Any]:
+            with game.lock:
+                try:
+                    return game.session.analysis()
+                except MoveError as err:
+                    raise HTTPException(err.status, str(err)) from err
+
+        return await pool.run(analyse)
 
     @app.post("/api/replay")
-    def replay(body: Replay) -> dict[str, Any]:
+    async def replay(body: Replay) -> dict[str, Any]:
+        record = body.record
+        limits.check_record(record)
         try:
-            frames = replay_frames(body.record)
-        except (ValueError, KeyError, TypeError) as err:
-            raise HTTPException(400, f"not a replayable game record: {err}") from err
-        return {"players": body.record["players"], "frames": frames,
-                "scores": body.record["scores"], "winner": body.record.get("winner")}
+            frames = await pool.run(replay_frames, record)
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError) as err:
+            raise HTTPException(400, f"not a replayable game record: "
+                                     f"{limits.clip(str(err), 4 * limits.MAX_ECHO)}") from err
+        return {"players": record["players"], "frames": frames,
+                "scores": record["scores"], "winner": record.get("winner")}
 
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     return app

@@ -189,18 +189,35 @@ def _starter_before(log: Sequence[LogEntry], start: int) -> int | None:
     return starter
 
 
+class PegCounter:
+    """Both seats' (front, back) pegs, read from a log as it grows: ``update(log)`` reads only the
+    entries added since the last call, so following a whole game costs time linear in its log."""
+
+    def __init__(self) -> None:
+        self.front, self.back = [0, 0], [0, 0]
+        self._previous: LogEntry | None = None
+        self._read = 0
+
+    def update(self, log: Sequence[LogEntry], stop: int | None = None) -> PegCounter:
+        end = len(log) if stop is None else min(stop, len(log))
+        for i in range(self._read, end):
+            entry = log[i]
+            if entry.kind in EVENT_KINDS:
+                # the engine pegs a go and a last card as moves of their own
+                previous = self._previous
+                same_move = (previous is not None and previous.kind in EVENT_KINDS
+                             and previous.player == entry.player
+                             and entry.kind not in (GO, LAST_CARD))
+                if not same_move:
+                    self.back[entry.player] = self.front[entry.player]
+                self.front[entry.player] += entry.points
+            self._previous = entry
+        self._read = max(self._read, end)
+        return self
+
+
 def pegs(log: Sequence[LogEntry], stop: int | None = None) -> tuple[list[int], list[int]]:
     """(front, back) pegs of both seats after ``log[:stop]``: each award (a run of score entries
     for one player after a card, starter, show or go) moves the back peg to where the front was."""
-    front, back = [0, 0], [0, 0]
-    previous: LogEntry | None = None
-    for entry in log[:stop]:
-        if entry.kind in EVENT_KINDS:
-            # the engine pegs a go and a last card as moves of their own
-            same_move = (previous is not None and previous.kind in EVENT_KINDS
-                         and previous.player == entry.player and entry.kind not in (GO, LAST_CARD))
-            if not same_move:
-                back[entry.player] = front[entry.player]
-            front[entry.player] += entry.points
-        previous = entry
-    return front, back
+    counter = PegCounter().update(log, stop)
+    return counter.front, counter.back

@@ -1,6 +1,8 @@
 """``crib serve`` in a real browser: headless Chromium (Debian's ``chromium`` package, installed by
 ``make browser``) driven by Playwright plays a whole game against ``random`` by clicking, checks
-that the scores on the page are the engine's, tries illegal clicks and opens a replay (issue 13).
+that the scores on the page are the engine's, tries illegal clicks and opens a replay (issue 13);
+plays a checkpoint whose folder is named like an HTML tag and checks that no script runs and the
+name shows as text (issue 27).
 
 Skipped, with the reason, only where Playwright or a Chromium binary is missing. With
 ``CRIB_SCREENSHOTS=DIR`` the board is saved at the deal, mid-play, at the show and in the replay (the README's
@@ -9,6 +11,8 @@ pictures come from ``CRIB_SCREENSHOTS=docs/img``).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import socket
@@ -37,11 +41,9 @@ def chromium_path() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """``crib serve`` on a free port in this process (a thread), recording finished games."""
-    record = tmp_path_factory.mktemp("serve") / "games.jsonl"
-    app = create_app(record_path=record)
+@contextlib.contextmanager
+def running(app):
+    """``app`` served by uvicorn on a free port in this process (a thread); yields its URL."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -53,9 +55,20 @@ def server(tmp_path_factory):
         if time.monotonic() > deadline or not thread.is_alive():
             pytest.fail("crib serve did not start within 20 s")
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", record, app
-    server.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """``crib serve`` on a free port in this process (a thread), recording finished games."""
+    record = tmp_path_factory.mktemp("serve") / "games.jsonl"
+    app = create_app(record_path=record)
+    with running(app) as url:
+        yield url, record, app
 
 
 @pytest.fixture(scope="module")
@@ -179,3 +192,58 @@ def test_a_whole_game_by_clicking_then_its_replay(server, page):
     final = [int(text.split(": ")[1].split()[0]) for text in seats]
     assert final == session.game.scores
     assert time.monotonic() - started < 90
+
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def test_a_checkpoint_named_like_html_shows_as_text_and_runs_no_script(page, tmp_path):
+    """A checkpoint copied into ``runs/<img src=x onerror=alert(1)>``: offered by its name, played
+    to the end (where the name goes into the result table), and no script from it ever runs."""
+    hostile = tmp_path / "runs" / HOSTILE
+    shutil.copytree(Path(__file__).resolve().parents[1] / "checkpoints" / "scratch", hostile)
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    app = create_app(checkpoint_roots=(tmp_path / "runs",))
+    with running(app) as url:
+        # a short game (target 5) so that the result, with the opponent's name, comes quickly
+        def short_game(route):
+            body = json.loads(route.request.post_data)
+            route.continue_(post_data=json.dumps({**body, "target": 5, "seed": 3}))
+
+        page.route("**/api/games", short_game)
+        response = page.goto(url + "/")
+        assert "script-src 'self'" in response.headers["content-security-policy"]
+        page.wait_for_selector("#opponent option[value=random]", state="attached")
+        values = page.eval_on_selector_all("#opponent option", "os => os.map(o => o.value)")
+        assert str(hostile) in values  # offered under its own name
+        page.select_option("#opponent", str(hostile))
+        click_and_wait(page, "#new-game")
+        for _ in range(60):
+            if page.is_visible("#result"):
+                break
+            if page.is_visible("#throw"):
+                page.locator("#hand button.card").nth(0).click()
+                page.locator("#hand button.card").nth(1).click()
+                click_and_wait(page, "#throw")
+            elif page.is_visible("#continue"):
+                click_and_wait(page, "#continue")
+            else:
+                click_and_wait(page, page.locator("#hand button.card.legal").first)
+        else:
+            pytest.fail("the game to 5 did not end within 60 clicks")
+        page.unroute("**/api/games")
+        assert HOSTILE in page.inner_text("#result")  # the name as literal text in the table
+        assert HOSTILE in page.inner_text("#lane-opponent .who")
+        assert page.locator("img").count() == 0  # no element was made from the name
+        # Defence in depth: an inline handler that did reach the page would be blocked by the CSP.
+        blocked = page.evaluate("""() => new Promise((done) => {
+            document.addEventListener("securitypolicyviolation", (e) => done(e.violatedDirective));
+            const box = document.createElement("div");
+            box.innerHTML = '<img src="/nowhere.png" onerror="window.__ran = 1">';
+            document.body.append(box);
+            setTimeout(() => done("no violation"), 5000);
+        })""")
+        assert blocked.startswith("script-src"), blocked
+        assert page.evaluate("window.__ran") is None
+    assert dialogs == []

@@ -1,5 +1,8 @@
 // The crib serve page: plain JS, no build step. The server holds the game; this only draws the
 // view it sends and posts the person's clicks. Every refusal comes back as {detail: reason}.
+// Every text from the server (names, talk, errors) goes into the page as text (textContent,
+// append), never as HTML: a checkpoint folder may be called anything. The server's
+// Content-Security-Policy allows no inline script, so every handler is set here.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -21,6 +24,14 @@ async function api(method, path, body) {
     throw new Error(detail || `HTTP ${response.status}`);
   }
   return data;
+}
+
+// An element with properties and children (strings become text nodes, never markup).
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  Object.assign(node, props);
+  node.append(...children.map((c) => (c instanceof Node ? c : String(c))));
+  return node;
 }
 
 function cardEl(text, tag = "span", extra = "") {
@@ -55,15 +66,29 @@ function setPegs(lane, score, target, label) {
 
 // -- the game ---------------------------------------------------------------------------------
 
-async function loadOpponents() {
-  const data = await api("GET", "/api/opponents");
+// Shipped checkpoints always, first; the others a page at a time, found by search.
+async function loadOpponents(search = "") {
+  const data = await api("GET", `/api/opponents?search=${encodeURIComponent(search)}`);
   const select = $("opponent");
-  for (const name of [...data.names, ...data.checkpoints]) {
-    const option = document.createElement("option");
-    option.value = option.textContent = name;
-    select.appendChild(option);
-  }
-  select.value = data.names.includes("standard") ? "standard" : data.names[0];
+  const chosen = select.value;
+  select.replaceChildren(...[...data.names, ...data.checkpoints].map((name) =>
+    el("option", { value: name, textContent: name })));
+  const others = data.checkpoints.length - data.shipped.length;
+  const o = data.others;
+  $("checkpoint-more").textContent = o.total > others
+    ? `${others} of ${o.total} other checkpoints listed${o.search ? " matching" : ""}; ` +
+      "type part of a path to find the rest"
+    : (o.search ? `${o.total} other checkpoints match` : "");
+  if ([...select.options].some((opt) => opt.value === chosen)) select.value = chosen;
+  else select.value = data.names.includes("standard") ? "standard" : data.names[0];
+}
+
+let searchTimer = null;
+function searchCheckpoints() {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => {
+    loadOpponents($("checkpoint-search").value).then(rendered).catch((err) => say(err.message));
+  }, 200);
 }
 
 async function newGame() {
@@ -179,34 +204,31 @@ function drawResult() {
   const box = $("result");
   box.hidden = !view.result;   // withheld while a practice count is still to be claimed
   if (!view.result) return;
-  const rows = view.deals.map((d) =>
-    `<tr><td>${d.deal}</td><td>${d.dealer === "you" ? "you" : view.opponent}</td>` +
-    ["you", "opponent"].map((s) => `<td>${d[s].pegging}</td><td>${d[s].hand}</td>` +
-      `<td>${d[s].crib + d[s].heels}</td><td>${d[s].total}</td>`).join("") + "</tr>").join("");
-  box.innerHTML = `<h2 id="result-title"></h2><table><tr><th>deal</th><th>dealer</th>` +
-    `<th>you: peg</th><th>hand</th><th>crib</th><th>total</th>` +
-    `<th>${view.opponent}: peg</th><th>hand</th><th>crib</th><th>total</th></tr>${rows}</table>`;
-  $("result-title").textContent = view.result;
+  const cells = (tag, values) => values.map((v) => el(tag, {}, v));
+  const header = el("tr", {}, ...cells("th", ["deal", "dealer", "you: peg", "hand", "crib", "total",
+    `${view.opponent}: peg`, "hand", "crib", "total"]));
+  const rows = view.deals.map((d) => el("tr", {}, ...cells("td", [
+    d.deal, d.dealer === "you" ? "you" : view.opponent,
+    ...["you", "opponent"].flatMap((s) =>
+      [d[s].pegging, d[s].hand, d[s].crib + d[s].heels, d[s].total])])));
+  box.replaceChildren(el("h2", { id: "result-title", textContent: view.result }),
+                      el("table", {}, header, ...rows));
 }
 
 async function askAnalysis() {
   try {
     const a = await api("GET", `/api/games/${gameId}/analysis`);
-    const box = $("analysis");
-    let html;
-    if (a.kind === "discard") {
-      html = "<table><tr><th>#</th><th>throw</th><th>keep</th><th>hand</th><th>crib</th><th>net</th></tr>" +
-        a.options.map((o, i) => `<tr class="${i ? "" : "best"}"><td>${i + 1}</td><td>${o.throw.join(" ")}</td>` +
-          `<td>${o.keep.join(" ")}</td><td>${o.hand.toFixed(2)}</td><td>${o.crib.toFixed(2)}</td>` +
-          `<td>${o.net >= 0 ? "+" : ""}${o.net.toFixed(2)}</td></tr>`).join("") + "</table>";
-    } else {
-      html = "<table><tr><th>card</th><th>count</th><th>pegs now</th></tr>" +
-        a.options.map((o) => `<tr><td>${o.card}</td><td>${o.count}</td><td>${o.points}</td></tr>`).join("") +
-        "</table>";
-    }
+    const row = (tag, values, props = {}) => el("tr", props, ...values.map((v) => el(tag, {}, v)));
+    const signed = (x) => `${x >= 0 ? "+" : ""}${x.toFixed(2)}`;
+    const table = a.kind === "discard"
+      ? el("table", {}, row("th", ["#", "throw", "keep", "hand", "crib", "net"]),
+           ...a.options.map((o, i) => row("td", [i + 1, o.throw.join(" "), o.keep.join(" "),
+             o.hand.toFixed(2), o.crib.toFixed(2), signed(o.net)], { className: i ? "" : "best" })))
+      : el("table", {}, row("th", ["card", "count", "pegs now"]),
+           ...a.options.map((o) => row("td", [o.card, o.count, o.points])));
     const chance = a.win_chance === null ? a.win_chance_note : `${(100 * a.win_chance).toFixed(1)}%`;
-    box.innerHTML = html + `<p>Chance to win: <span id="win-chance"></span></p>`;
-    $("win-chance").textContent = chance;
+    const box = $("analysis");
+    box.replaceChildren(table, el("p", {}, "Chance to win: ", el("span", { id: "win-chance" }, chance)));
     box.hidden = false;
   } catch (err) { say(err.message); }
 }
@@ -284,6 +306,8 @@ function stepReplay(to) {
 
 // -- wiring -----------------------------------------------------------------------------------
 
+for (const form of ["setup", "replay-form"]) $(form).addEventListener("submit", (e) => e.preventDefault());
+$("checkpoint-search").addEventListener("input", searchCheckpoints);
 $("new-game").addEventListener("click", newGame);
 $("throw").addEventListener("click", () => send("move", { cards: selected }));
 $("ask-analysis").addEventListener("click", askAnalysis);
