@@ -5,22 +5,27 @@ small: `--games N` becomes at most 4 games, a training config is replaced by a c
 of a few hundred steps, `<run>` is the run folder the README's own train command made. The
 interactive commands (`crib play`, `crib serve`) are checked with `--help`; commands that start a
 Ray (`--ray`, `crib sweep`) run in the slow tier, their `--help` in the quick one. Every command
-runs in one scratch folder (configs, sweeps and checkpoints linked in, read only by the commands)
-and must exit 0. The README's Python blocks run too (the SB3 one with a tiny `learn`), and every
-relative link in README.md and docs/*.md must name a file that exists.
+runs in process (typer's CliRunner) from one scratch folder (configs, sweeps and checkpoints
+linked in, read only by the commands) and must exit 0. The README's Python blocks run too (the SB3
+one with a tiny `learn`), and every relative link in README.md, BENCHMARKS.md and docs/ must name
+a file that exists.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shlex
 import subprocess
 import sys
+import traceback
 from pathlib import Path
 
 import pytest
+import typer
 import yaml
+from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -43,13 +48,15 @@ def readme_commands() -> list[str]:
     return commands
 
 
-def crib_entry_point() -> list[str]:
-    """How to run `crib` from this tree: the console script's module and function in pyproject."""
+def crib_app():
+    """The `crib` command's Typer app, found from the console script that pyproject.toml names."""
     text = (ROOT / "pyproject.toml").read_text()
     target = re.search(r'^crib\s*=\s*"([\w.]+):(\w+)"', text, flags=re.M)
     assert target, "pyproject.toml: no `crib = \"module:function\"` script"
-    module, function = target.groups()
-    return [sys.executable, "-c", f"import sys; from {module} import {function}; sys.exit({function}())"]
+    module = importlib.import_module(target.group(1))
+    apps = [v for v in vars(module).values() if isinstance(v, typer.Typer)]
+    assert len(apps) == 1, f"{target.group(1)}: expected one typer.Typer app, found {len(apps)}"
+    return apps[0]
 
 
 def tiny_config(source: Path, folder: Path) -> Path:
@@ -58,7 +65,7 @@ def tiny_config(source: Path, folder: Path) -> Path:
     algo = data.get("algo", "ppo")
     assert algo in ("ppo", "dmc"), f"README trains {source.name} (algo {algo}): give it a tiny form here"
     data.setdefault("train", {}).update(total_timesteps=TINY_STEPS, n_envs=2, progress_bar=False)
-    data.setdefault("eval", {}).update(every=256, games=MAX_GAMES, final_games=MAX_GAMES, at_start=False)
+    data.setdefault("eval", {}).update(every=TINY_STEPS, games=MAX_GAMES, final_games=0, at_start=False)
     if algo == "ppo":
         data.setdefault("ppo", {}).update(n_steps=64, batch_size=64, n_epochs=1)
         data.setdefault("selfplay", {})["snapshot_every"] = 128
@@ -102,10 +109,14 @@ def needs_ray(command: str) -> bool:
     return " --ray" in command or command.split()[1] == "sweep"
 
 
-def run_crib(args: list[str], work: Path, timeout: int = 600) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="120")
-    return subprocess.run(crib_entry_point() + args, cwd=work, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+def run_crib(args: list[str], work: Path, monkeypatch) -> tuple[int, str]:
+    """`crib ARGS` in process (one import of torch and numba for all of them), from ``work``."""
+    monkeypatch.chdir(work)
+    result = CliRunner().invoke(crib_app(), args)
+    output = result.output
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        output += "".join(traceback.format_exception(result.exception))
+    return result.exit_code, output
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +134,7 @@ def test_the_readme_shows_commands():
     assert {"train", "evaluate", "play", "serve", "odds", "analyze"} <= subcommands
 
 
-def test_every_readme_command_runs(work):
+def test_every_readme_command_runs(work, monkeypatch):
     """In README order, so `--resume`, `<run>` and `crib replay FILE` find what earlier lines made."""
     failures = []
     for command in readme_commands():
@@ -131,16 +142,15 @@ def test_every_readme_command_runs(work):
             args = [command.split()[1], "--help"]
         else:
             args = shrink(command, work)
-        result = run_crib(args, work)
-        if result.returncode != 0:
-            failures.append(f"{command}\n  ran: crib {shlex.join(args)}\n  exit {result.returncode}: "
-                            f"{(result.stdout + result.stderr)[-1500:]}")
+        code, output = run_crib(args, work, monkeypatch)
+        if code != 0:
+            failures.append(f"{command}\n  ran: crib {shlex.join(args)}\n  exit {code}: {output[-1500:]}")
     assert not failures, "\n\n".join(failures)
 
 
 @pytest.mark.slow  # each starts a local Ray (10-30 s on 2 busy cores)
 @pytest.mark.parametrize("command", [c for c in readme_commands() if needs_ray(c)])
-def test_readme_ray_commands_run(command, tmp_path):
+def test_readme_ray_commands_run(command, tmp_path, monkeypatch):
     for name in ("configs", "sweeps", "checkpoints"):
         (tmp_path / name).symlink_to(ROOT / name)
     if "--ray auto" in command or re.search(r"--ray \S+:\d+", command):
@@ -148,13 +158,17 @@ def test_readme_ray_commands_run(command, tmp_path):
     args = shrink(command, tmp_path)
     if args[0] == "sweep":
         args += ["--samples", "1", "--output-dir", str(tmp_path / "sweep")]
-    result = run_crib(args, tmp_path)
-    assert result.returncode == 0, (result.stdout + result.stderr)[-2000:]
+    code, output = run_crib(args, tmp_path, monkeypatch)
+    assert code == 0, output[-2000:]
 
 
 def test_readme_python_blocks_run(tmp_path):
     for block in code_blocks(README.read_text(), "python"):
-        code = block.replace(".learn(10_000)", ".learn(64)")
+        code = block
+        if "MaskablePPO(" in block:  # the same calls on a budget of one tiny rollout
+            assert 'MaskablePPO("MlpPolicy", env).learn(10_000)' in block, "update the tiny form here"
+            tiny = 'MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=1).learn(64)'
+            code = block.replace('MaskablePPO("MlpPolicy", env).learn(10_000)', tiny)
         result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                                 text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
         assert result.returncode == 0, f"{block}\n{result.stderr[-2000:]}"
