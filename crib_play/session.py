@@ -90,6 +90,7 @@ class GameSession:
         self.talk: list[Announcement] = []
         self._talked = 0  # log entries already turned into talk
         self.started = time.time()
+        self.spec: dict[str, Any] | None = None  # what ``against`` built it from (crib_play.saved)
         self.agent.reset()
         self._after_steps()
         self._advance()
@@ -100,7 +101,9 @@ class GameSession:
         as ``crib evaluate`` resolves it)."""
         from training.evaluate import build_agent
 
-        return cls(build_agent(opponent, seed=seed), opponent.strip(), seed=seed, **kwargs)
+        session = cls(build_agent(opponent, seed=seed), opponent.strip(), seed=seed, **kwargs)
+        session.spec = {"opponent": opponent.strip(), "seed": seed, **kwargs}
+        return session
 
     # -- state ------------------------------------------------------------------------------------
 
@@ -401,8 +404,9 @@ class GameSession:
         """The finished game as ``training.record`` writes it (for ``crib replay``)."""
         from training.record import game_record
 
+        extra = {"claims": list(self.claims)} if self.practice else {}
         return game_record(self.game, list(self.names), self.first_dealer,
-                           played_by="crib play", seed=self.seed)
+                           played_by="crib play", seed=self.seed, **extra)
 
 
 def _sorted_hand(cards) -> list[int]:
