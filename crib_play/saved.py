@@ -28,7 +28,7 @@ from typing import Any
 from fastapi import HTTPException
 
 from .commands import Command, apply_command, fingerprint
-from .db import GameDB, StorageFull
+from .db import GameDB
 from .players import NameTaken, Player, check_name, guest_name, new_token, token_hash
 from .session import GameSession, MoveError
 from .store import MAX_GAMES_PER_CLIENT, StoredGame
@@ -111,9 +111,11 @@ class SavedStore:
                 conn.execute("UPDATE games SET updated = ? WHERE id = ?", (time.time(), game_id))
                 if session.over:
                     self._finish_in(conn, game_id, session)
-        except StorageFull:
+        except BaseException:  # StorageFull, or any failure: the file, not memory, is the truth
+            game.stale = True
             with self._lock:
-                self._cache.pop(game_id, None)
+                if self._cache.get(game_id) is game:
+                    del self._cache[game_id]
             raise
 
     def items(self) -> list[tuple[str, StoredGame]]:

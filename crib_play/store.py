@@ -35,6 +35,7 @@ class StoredGame:
     lock: threading.Lock = field(default_factory=threading.Lock)  # one request at a time
     touched: float = 0.0
     player: str | None = None  # whose game it is: nobody else may read or move it
+    stale: bool = False  # its last command could not be saved: the store rebuilds it
 
     # (session, lock), as the tools and tests that read app.state.games had it
     def __iter__(self) -> Iterator:

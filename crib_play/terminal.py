@@ -194,17 +194,20 @@ def _show(session: GameSession, view: dict[str, Any], console: Console,
 
 
 def play_command(opponent: str, target: int = 121, seed: int | None = None,
-                 practice: bool = False, record_path: Path | None = None) -> None:
-    """``crib play``: a game against OPPONENT in the terminal; the finished game is appended to
-    ``record_path`` if given."""
+                 practice: bool = False, record_path: Path | None = None,
+                 db_path: Path | None = None, player: str | None = None) -> None:
+    """``crib play``: a game against OPPONENT in the terminal, kept in the games file
+    ``db_path`` (default ``db.default_db_path()``) as ``player`` (default the login name): a game
+    left unfinished is continued by the next ``crib play`` against the same opponent. The
+    finished game is also appended to ``record_path`` if given."""
     if isinstance(target, bool) or not isinstance(target, int) or target < 1:
         raise ValueError(f"--target must be a positive whole number, got {target!r}")
     if record_path is not None:
         from training.files import check_output_file
 
         check_output_file(record_path, "--record")  # before the game, not after it
-    session = GameSession.against(opponent, seed=seed, target=target, practice=practice)
     console = Console()
+    session = _saved_session(console, opponent, target, seed, practice, db_path, player)
     console.print(f"Cribbage to {target} against [bold]{opponent}[/bold]. Cards by text (5H) or "
                   f"number; ? for help; q to leave.")
     finished = play_terminal(session, console)
@@ -213,6 +216,24 @@ def play_command(opponent: str, target: int = 121, seed: int | None = None,
 
         write_records(record_path, [session.record()], append=True)
         console.print(f"recorded the game to {record_path} (crib replay {record_path})")
+
+
+def _saved_session(console: Console, opponent: str, target: int, seed: int | None,
+                   practice: bool, db_path: Path | None, player: str | None) -> Any:
+    """The game of ``crib play`` in the games file (see ``saved_play``), said where it is."""
+    import getpass
+
+    from .db import default_db_path
+    from .players import check_name
+    from .saved import SavedStore
+    from .saved_play import open_game
+
+    name = check_name(player if player is not None else getpass.getuser())
+    store = SavedStore(default_db_path() if db_path is None else db_path)
+    session, resumed = open_game(store, name, opponent, seed, target, practice)
+    console.print(f"games in {escape(str(store.path))}, player {escape(name)}"
+                  + (" (continuing your game in progress)" if resumed else ""))
+    return session
 
 
 def replay_command(path: Path, game: int = 0) -> None:
