@@ -50,13 +50,15 @@ def open_game(store: SavedStore, player_name: str, opponent: str, seed: int | No
               target: int, practice: bool) -> tuple[SavingSession, bool]:
     """The player's game against ``opponent``: the newest one in progress when no ``seed`` is
     asked for (True: continued), else a new one (False)."""
-    player = store.players.named(player_name, create=True)
-    if seed is None:
+    player = store.players.named(player_name)
+    if seed is None and player is not None:
         for game_id in store.unfinished(player.id, opponent.strip()):
             stored = store.get(game_id, player.id)
             if stored.session.game.target == target and stored.session.practice == practice:
                 return SavingSession(store, game_id, stored), True
-        seed = secrets.randbelow(2**32)
+    seed = secrets.randbelow(2**32) if seed is None else seed
+    # the agent first: an unknown opponent is refused before anything is written
     session = GameSession.against(opponent, seed=seed, target=target, practice=practice)
+    player = player or store.players.named(player_name, create=True)
     game_id = store.add(player.id, session, player=player.id)
     return SavingSession(store, game_id, store.get(game_id, player.id)), False

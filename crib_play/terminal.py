@@ -232,7 +232,7 @@ def _saved_session(console: Console, opponent: str, target: int, seed: int | Non
     store = SavedStore(default_db_path() if db_path is None else db_path)
     session, resumed = open_game(store, name, opponent, seed, target, practice)
     console.print(f"games in {escape(str(store.path))}, player {escape(name)}"
-                  + (" (continuing your game in progress)" if resumed else ""))
+                  + (" (continuing your game in progress)" if resumed else ""), soft_wrap=True)
     return session
 
 

@@ -12,9 +12,7 @@ import pytest
 
 pytest.importorskip("fastapi", reason="crib_play.saved answers in HTTPException (the play extra)")
 
-from crib_play import commands  # noqa: E402
-from crib_play.db import (APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION,  # noqa: E402
-                          DatabaseFileError, GameDB, StorageFull)
+from crib_play import commands, db  # noqa: E402
 from crib_play.saved import SavedStore  # noqa: E402
 from crib_play.session import GameSession  # noqa: E402
 
@@ -95,7 +93,7 @@ def test_a_damaged_file_is_refused_by_name_and_left_unchanged(tmp_path):
     data[page:page + 512] = os.urandom(512)  # the second page: the schema's tables
     path.write_bytes(bytes(data))
     before = digest(path)
-    with pytest.raises(DatabaseFileError, match="damaged") as refused:
+    with pytest.raises(db.DatabaseFileError, match="damaged") as refused:
         SavedStore(path)
     assert str(path) in str(refused.value) and digest(path) == before
     assert not (tmp_path / "games.sqlite3-wal").exists()
@@ -108,7 +106,7 @@ def test_a_file_that_is_not_sqlite_is_refused_unless_empty(tmp_path, content):
     if not content:  # an empty file is a new database
         SavedStore(path).db.close()
         return
-    with pytest.raises(DatabaseFileError, match="not an SQLite database") as refused:
+    with pytest.raises(db.DatabaseFileError, match="not an SQLite database") as refused:
         SavedStore(path)
     assert str(path) in str(refused.value) and path.read_bytes() == content
 
@@ -117,10 +115,10 @@ def test_a_file_from_a_newer_schema_is_refused(tmp_path):
     path = tmp_path / "games.sqlite3"
     SavedStore(path).db.close()
     with sqlite3.connect(path) as conn:
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+        conn.execute(f"PRAGMA user_version = {db.SCHEMA_VERSION + 1}")
     conn.close()
     before = digest(path)
-    with pytest.raises(DatabaseFileError, match=f"schema {SCHEMA_VERSION + 1}, from a newer") \
+    with pytest.raises(db.DatabaseFileError, match=f"schema {db.SCHEMA_VERSION + 1}, from a newer") \
             as refused:
         SavedStore(path)
     assert str(path) in str(refused.value) and digest(path) == before
@@ -133,7 +131,7 @@ def test_an_sqlite_file_of_another_program_is_refused(tmp_path):
         conn.execute("INSERT INTO photos (name) VALUES ('beach')")
     conn.close()
     before = digest(path)
-    with pytest.raises(DatabaseFileError, match="another program.*photos") as refused:
+    with pytest.raises(db.DatabaseFileError, match="another program.*photos") as refused:
         SavedStore(path)
     assert str(path) in str(refused.value) and digest(path) == before
 
@@ -146,7 +144,7 @@ def test_a_read_only_file_is_refused(tmp_path):
     os.chmod(path, 0o444)
     before = digest(path)
     try:
-        with pytest.raises(DatabaseFileError, match="read-only") as refused:
+        with pytest.raises(db.DatabaseFileError, match="read-only") as refused:
             SavedStore(path)
     finally:
         os.chmod(path, 0o644)
@@ -157,8 +155,8 @@ def test_a_read_only_file_is_refused(tmp_path):
 def test_an_older_schema_is_migrated_and_keeps_its_games(tmp_path):
     path = tmp_path / "games.sqlite3"
     conn = sqlite3.connect(path)
-    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    for sql in MIGRATIONS[1]:
+    conn.execute(f"PRAGMA application_id = {db.APPLICATION_ID}")
+    for sql in db.MIGRATIONS[1]:
         conn.execute(sql)
     conn.execute("PRAGMA user_version = 1")
     conn.execute("INSERT INTO players (id, name, created) VALUES (1, 'ann', 0)")
@@ -168,7 +166,7 @@ def test_an_older_schema_is_migrated_and_keeps_its_games(tmp_path):
     conn.commit()
     conn.close()
     store = SavedStore(path)
-    assert store.db.read("PRAGMA user_version")[0][0] == SCHEMA_VERSION
+    assert store.db.read("PRAGMA user_version")[0][0] == db.SCHEMA_VERSION
     assert store.get("g1", "1").session.seed == 3
     play(store, "g1", 10_000)
     assert store.finished("1")[0]["summary"] is not None  # the new column is used
@@ -183,7 +181,7 @@ def test_a_full_disk_refuses_the_move_clearly_and_loses_no_accepted_one(tmp_path
     store.db.conn.execute(f"PRAGMA max_page_count = {pages}")  # no room for one more page
     stored = store.get(game_id)
     accepted = len(store.db.read("SELECT n FROM commands WHERE game_id = ?", (game_id,)))
-    with pytest.raises(StorageFull, match="disk is full") as full:
+    with pytest.raises(db.StorageFull, match="disk is full") as full:
         for _ in range(400):  # fill the last page; the write that needs another one fails
             command = next_command(stored.session)
             commands.apply_command(stored.session, command)
@@ -199,14 +197,37 @@ def test_a_full_disk_refuses_the_move_clearly_and_loses_no_accepted_one(tmp_path
 
 
 def test_a_folder_and_a_read_only_folder_are_refused(tmp_path):
-    with pytest.raises(DatabaseFileError, match="is a folder"):
-        GameDB(tmp_path)
+    with pytest.raises(db.DatabaseFileError, match="is a folder"):
+        db.GameDB(tmp_path)
     folder = tmp_path / "locked"
     folder.mkdir()
     os.chmod(folder, 0o555)
     try:
-        with pytest.raises(DatabaseFileError, match="read-only"):
-            GameDB(folder / "games.sqlite3")
+        with pytest.raises(db.DatabaseFileError, match="read-only"):
+            db.GameDB(folder / "games.sqlite3")
     finally:
         os.chmod(folder, 0o755)
     assert not (folder / "games.sqlite3").exists()
+
+
+def test_crib_play_keeps_the_game_and_continues_it_next_time(tmp_path):
+    from typer.testing import CliRunner
+
+    from training.cli import app
+
+    games = tmp_path / "games.sqlite3"
+    args = ["play", "--opponent", "random", "--db", str(games), "--player", "ann"]
+    first = CliRunner().invoke(app, args, input="1 2\nq\n")
+    assert first.exit_code == 0, first.output
+    assert f"games in {games}" in first.output and "continuing" not in first.output
+    store = SavedStore(games)
+    ann = store.players.named("ann")
+    (game_id,) = store.unfinished(ann.id)
+    moved = store.get(game_id, ann.id).session.view()
+    assert len(moved["your_discards"]) == 2 or moved["deal"] > 1  # the throw was kept
+    store.db.close()
+    again = CliRunner().invoke(app, args, input="q\n")
+    assert again.exit_code == 0 and "continuing your game in progress" in again.output
+    refused = CliRunner().invoke(app, ["play", "--opponent", "nobody", "--db",
+                                       str(tmp_path / "other.sqlite3")])
+    assert refused.exit_code == 2 and "unknown agent 'nobody'" in refused.output
