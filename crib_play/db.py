@@ -45,10 +45,13 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "kind TEXT NOT NULL, args TEXT NOT NULL, state TEXT NOT NULL, PRIMARY KEY (game_id, n)) "
         "WITHOUT ROWID",
     ),
-    2: (  # statistics: each finished game's summary, kept so /stats never replays the analyzer
+    2: (  # statistics: each finished game's summary, kept so /stats never replays the analyzer;
+        # the creating address, for its cap
         "ALTER TABLE games ADD COLUMN summary TEXT",
         "ALTER TABLE games ADD COLUMN finished REAL",
+        "ALTER TABLE games ADD COLUMN client TEXT",  # the address that made it (its cap)
         "CREATE INDEX games_by_player ON games(player_id, over, finished)",
+        "CREATE INDEX games_by_client ON games(client, over)",
     ),
 }
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -1,5 +1,5 @@
 """The player's home in ``crib serve``: who is asking (``player_of``, ``new_player_cookie``), and
-the routes ``GET/POST /api/player``, ``GET /api/stats``, ``GET /api/stats/plot.svg`` and the page
+the routes ``GET /api/games`` (the player's games in progress), ``GET/POST /api/player``, ``GET /api/stats``, ``GET /api/stats/plot.svg`` and the page
 ``GET /stats`` (``add_home_routes``).
 
 A request is the player whose token its ``COOKIE`` holds. Only ``POST /api/games`` and
@@ -58,7 +58,22 @@ def finished_summaries(games: Any, player: Player | None) -> list[dict[str, Any]
     return [game_summary(g.session.record()) for g in mine]
 
 
+def games_in_progress(games: Any, player: Player | None) -> list[str]:
+    """Ids of ``player``'s unfinished games, the one played last first."""
+    if player is None:
+        return []
+    if hasattr(games, "unfinished"):
+        return games.unfinished(player.id)
+    mine = [(g.touched, gid) for gid, g in games.items()
+            if g.player == player.id and not g.session.over]
+    return [gid for _, gid in sorted(mine, reverse=True)]
+
+
 def add_home_routes(app: FastAPI, games: Any) -> None:
+    @app.get("/api/games")
+    def my_games(request: Request) -> dict[str, Any]:
+        return {"in_progress": games_in_progress(games, player_of(request, games))}
+
     @app.get("/api/player")
     def who(request: Request) -> dict[str, Any]:
         player = player_of(request, games)

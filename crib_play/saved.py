@@ -11,8 +11,8 @@ that was played. Each command's fingerprint is checked on the way; a game whose 
 (the rules or the agent changed since) is refused with a 409 that says so, never continued
 wrongly. Sessions are cached in memory (``CACHE_SIZE``); the file is the truth.
 
-No game is ever dropped: a player may hold ``MAX_GAMES_PER_CLIENT`` games in progress (429 past
-that); finished games stay, with their ``training.record`` and statistics summary.
+No game is ever dropped: a player may hold ``MAX_GAMES_PER_CLIENT`` games in progress, and one
+address ``MAX_GAMES_PER_ADDRESS`` (429 past either); finished games stay, with their ``training.record`` and statistics summary.
 """
 
 from __future__ import annotations
@@ -34,6 +34,10 @@ from .session import GameSession, MoveError
 from .store import MAX_GAMES_PER_CLIENT, StoredGame
 
 CACHE_SIZE = 256  # sessions kept built in memory (a rebuild replays a game: milliseconds)
+# Games in progress from one address, whatever players it claims to be: a client that throws its
+# cookie away gets a new guest each time, and must not fill the disk. Behind a proxy every player
+# has the proxy's address, so this is well above what a household plays at once.
+MAX_GAMES_PER_ADDRESS = 100
 
 
 class SavedStore:
@@ -64,11 +68,18 @@ class SavedStore:
             raise HTTPException(429, f"you have {playing} games in progress, the most one player "
                                      f"may hold (MAX_GAMES_PER_CLIENT {self.per_client}); finish "
                                      f"one first")
+        from_there = self.db.read("SELECT COUNT(*) FROM games WHERE client = ? AND over = 0",
+                                  (client,))[0][0]
+        if from_there >= MAX_GAMES_PER_ADDRESS:  # a client that drops its cookie each time
+            raise HTTPException(429, f"{from_there} games in progress come from {client[:60]} "
+                                     f"(MAX_GAMES_PER_ADDRESS {MAX_GAMES_PER_ADDRESS}); finish "
+                                     f"one first")
         game_id, now = secrets.token_urlsafe(9), time.time()
         with self.db.write() as conn:
-            conn.execute("INSERT INTO games (id, player_id, opponent, spec, created, updated) "
-                         "VALUES (?, ?, ?, ?, ?, ?)",
-                         (game_id, int(owner), session.opponent_name, json.dumps(spec), now, now))
+            conn.execute("INSERT INTO games (id, player_id, opponent, spec, created, updated, "
+                         "client) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         (game_id, int(owner), session.opponent_name, json.dumps(spec), now, now,
+                          client))
         stored = StoredGame(session, client, touched=now, player=owner)
         with self._lock:
             self._remember(game_id, stored)

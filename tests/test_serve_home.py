@@ -254,3 +254,21 @@ def test_a_game_survives_sigkill_of_the_server_with_the_same_cards(tmp_path):
         kind, body = person_request(reference.view())
         apply_command(reference, continue_() if kind == "continue" else move(body["cards"]))
     assert {k: v for k, v in final.items() if k != "id"} == reference.view()
+
+
+def test_a_client_that_drops_its_cookie_cannot_fill_the_disk(app, monkeypatch):
+    from crib_play import saved
+
+    monkeypatch.setattr(saved, "MAX_GAMES_PER_ADDRESS", 3)
+    codes = [TestClient(app).post("/api/games", json={"opponent": "random"}).status_code
+             for _ in range(5)]  # a fresh cookie jar each time: five guests, one address
+    assert codes == [200, 200, 200, 429, 429]
+
+
+def test_the_players_games_in_progress_are_listed_for_the_page(app):
+    ann = TestClient(app)
+    game = ann.post("/api/games", json={"opponent": "random", "seed": 2}).json()
+    assert ann.get("/api/games").json() == {"in_progress": [game["id"]]}
+    assert TestClient(app).get("/api/games").json() == {"in_progress": []}
+    finish(ann, game)
+    assert ann.get("/api/games").json() == {"in_progress": []}

@@ -331,3 +331,19 @@ $("replay-close").addEventListener("click", () => {
   if (view) $("game").hidden = false;
 });
 loadOpponents().catch((err) => say(err.message));
+
+// A game in progress (kept by the server, even across its restarts) is offered, never forced.
+async function offerResume() {
+  const { in_progress: ids } = await api("GET", "/api/games");
+  $("resume").hidden = ids.length === 0;
+  $("resume").dataset.game = ids[0] || "";
+}
+$("resume").addEventListener("click", async () => {
+  try {
+    show(await api("GET", `/api/games/${$("resume").dataset.game}`));
+    $("resume").hidden = true;
+    say("");
+  } catch (err) { say(err.message); }
+  rendered();
+});
+offerResume().catch(() => {});
