@@ -1,6 +1,7 @@
-"""The player's home in ``crib serve``: who is asking (``player_of``, ``new_player_cookie``), and
-the routes ``GET /api/games`` (the player's games in progress), ``GET/POST /api/player``, ``GET /api/stats``, ``GET /api/stats/plot.svg`` and the page
-``GET /stats`` (``add_home_routes``).
+"""The player's home in ``crib serve``: who is asking (``player_of``, ``player_or_new``), and the
+routes ``GET /api/games`` (the player's games in progress), ``GET/POST /api/player``,
+``GET /api/stats``, ``GET /api/stats/plot.svg`` and the page ``GET /stats``
+(``add_home_routes``).
 
 A request is the player whose token its ``COOKIE`` holds. Only ``POST /api/games`` and
 ``POST /api/player`` make a new (guest) player for a browser that has none; every other request

@@ -12,7 +12,8 @@ that was played. Each command's fingerprint is checked on the way; a game whose 
 wrongly. Sessions are cached in memory (``CACHE_SIZE``); the file is the truth.
 
 No game is ever dropped: a player may hold ``MAX_GAMES_PER_CLIENT`` games in progress, and one
-address ``MAX_GAMES_PER_ADDRESS`` (429 past either); finished games stay, with their ``training.record`` and statistics summary.
+address ``MAX_GAMES_PER_ADDRESS`` (429 past either); finished games stay, with their
+``training.record`` and statistics summary.
 """
 
 from __future__ import annotations
