@@ -105,7 +105,11 @@ class GameDB:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path).expanduser()
         check_file(self.path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise DatabaseFileError(f"games database {self.path}: cannot make its folder "
+                                    f"({err.strerror})") from err
         self.lock = threading.RLock()
         try:
             self.conn = sqlite3.connect(str(self.path), isolation_level=None,

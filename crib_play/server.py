@@ -5,8 +5,12 @@ person may see. Every request is validated: a body of the wrong shape is answere
 a move the rules refuse 400, a request out of turn 409, a body or record past a limit 413, a client
 past its games 429 and a server too busy for one more replay 503, each with ``{"detail": reason}``,
 and the game is left as it was. No error repeats more than a few hundred characters of what was
-sent. Games are independent (each has its own lock) and kept by ``store.MemoryStore``: a per-client
-cap, no eviction of anyone's game in play (issue 27). ``limits`` holds every limit and says why.
+sent. Games are independent (each has its own lock) and kept by ``saved.SavedStore`` in an SQLite
+file (``crib serve --db``; every accepted move committed before its answer, a full disk answered
+507 with nothing accepted lost) or, for tests, ``store.MemoryStore``: per-player and per-address
+caps, no eviction of anyone's game (issue 27). Each game belongs to the player of the browser
+that made it (``home``: a secret token in an HttpOnly cookie); to anyone else its id is 404.
+``limits`` holds every limit and says why.
 Replays and analyses run on ``limits.ExpensivePool``, a few threads of their own, so they never
 take the threads that serve moves. Every answer carries a Content-Security-Policy that allows
 scripts only from ``/static`` (the page inserts every text from the server as text, never HTML).
@@ -15,7 +19,9 @@ Endpoints (JSON): ``GET /api/opponents`` [?search=&offset=&limit=]; ``POST /api/
 {opponent, seed?, target?, practice?}; ``GET /api/games/{id}``; ``POST /api/games/{id}/move``
 {cards: [..]}; ``POST /api/games/{id}/continue``; ``POST /api/games/{id}/claim`` {hand, crib?};
 ``GET /api/games/{id}/analysis``; ``POST /api/replay`` {record} -> every position of a recorded
-game, both hands visible. The page itself is ``static/`` (plain HTML, JS and CSS, no build step).
+game, both hands visible; ``GET /api/games`` (the player's games in progress), ``GET/POST
+/api/player`` {name}, ``GET /api/stats``, ``GET /api/stats/plot.svg`` and the page ``/stats``
+(``home``). The page itself is ``static/`` (plain HTML, JS and CSS, no build step).
 """
 
 from __future__ import annotations
@@ -102,8 +108,10 @@ def create_app(record_path: Path | None = None, checkpoint_roots: tuple[Path, ..
     app.state.games = games  # for tests and tools that check the page against the engine
     app.state.expensive = pool
 
-    def answer(game_id: str, session: GameSession) -> dict[str, Any]:
-        if session.over and record_path is not None and game_id not in recorded:
+    def answer(game_id: str, session: GameSession, ended: bool = True) -> dict[str, Any]:
+        # ``ended``: this request may have ended the game (a finished game read again after a
+        # restart of a server with --db is not recorded twice)
+        if ended and session.over and record_path is not None and game_id not in recorded:
             from training.record import write_records
 
             recorded.add(game_id)
@@ -119,6 +127,7 @@ def create_app(record_path: Path | None = None, checkpoint_roots: tuple[Path, ..
         with game.lock:  # one request at a time per game; other games go on in parallel
             if game.stale:  # a request before this one could not be saved: rebuilt from the file
                 game = games.get(game_id, owner(request))
+            was_over = game.session.over
             if command is not None:
                 try:
                     commands.apply_command(game.session, command)
@@ -130,7 +139,7 @@ def create_app(record_path: Path | None = None, checkpoint_roots: tuple[Path, ..
                 raise HTTPException(507, str(err)) from err
             except DatabaseFileError as err:
                 raise HTTPException(503, str(err)) from err
-            return answer(game_id, game.session)
+            return answer(game_id, game.session, ended=not was_over)
 
     @app.get("/", response_class=HTMLResponse)
     def index() -> str:

@@ -36,36 +36,43 @@ def _num(value: float | None, fmt: str = "{:.2f}") -> str:
     return "-" if value is None else fmt.format(value)
 
 
-def stats_table(name: str, figures: dict[str, Any]) -> Table:
-    table = Table(title=Text(f"{name}: {figures['games']} games, {figures['wins']} won"))
-    for column in ("opponent", "games", "wins", "win rate (95%)", "skunks +/-", "doubles +/-",
-                   "dealer peg/hand/crib", "pone peg/hand", "regret", "counts right"):
-        table.add_column(column, justify="left" if column == "opponent" else "right")
+def stats_tables(name: str, figures: dict[str, Any]) -> list[Table]:
+    """Two tables that fit 80 columns: the results, then the play (points per deal, regret)."""
+    results = Table(title=Text(f"{name}: {figures['games']} games, {figures['wins']} won"))
+    for column in ("opponent", "games", "wins", "win rate (95%)", "skunks +/-", "doubles +/-"):
+        results.add_column(column, justify="left" if column == "opponent" else "right")
+    play = Table(title="points per deal, discard regret (points), count practice")
+    for column in ("opponent", "dealer peg/hand/crib", "pone peg/hand", "regret", "counts"):
+        play.add_column(column, justify="left" if column == "opponent" else "right")
     for opponent, o in figures["opponents"].items():
         lo, hi = o["win_rate_ci95"]
         d, p = o["points_per_deal"]["dealer"], o["points_per_deal"]["pone"]
         practice = o["count_practice"]
-        table.add_row(Text(opponent), str(o["games"]), str(o["wins"]),  # a name is not markup
-                      f"{o['win_rate']:.1%} ({lo:.0%}-{hi:.0%})",
-                      f"{o['skunks_given']}/{o['skunks_taken']}",
-                      f"{o['double_skunks_given']}/{o['double_skunks_taken']}",
-                      f"{_num(d['pegging'])}/{_num(d['hand'])}/{_num(d['crib'])}",
-                      f"{_num(p['pegging'])}/{_num(p['hand'])}",
-                      _num(o["discard_regret"]),
-                      f"{practice['right']}/{practice['claims']}" if practice["claims"] else "-")
-    return table
+        results.add_row(Text(opponent), str(o["games"]), str(o["wins"]),  # a name is not markup
+                        f"{o['win_rate']:.1%} ({lo:.0%}-{hi:.0%})",
+                        f"{o['skunks_given']}/{o['skunks_taken']}",
+                        f"{o['double_skunks_given']}/{o['double_skunks_taken']}")
+        play.add_row(Text(opponent), f"{_num(d['pegging'])}/{_num(d['hand'])}/{_num(d['crib'])}",
+                     f"{_num(p['pegging'])}/{_num(p['hand'])}", _num(o["discard_regret"]),
+                     f"{practice['right']}/{practice['claims']}" if practice["claims"] else "-")
+    return [results, play]
 
 
 def stats_command(db_path: Path | None = None, player: str | None = None,
                   json_out: bool = False) -> None:
-    store = SavedStore(default_db_path() if db_path is None else db_path)
+    path = default_db_path() if db_path is None else Path(db_path)
+    if not path.exists():  # reading statistics makes no games file
+        raise FileNotFoundError(f"no games file at {path} yet: play a game (crib play, crib serve)"
+                                f" or give --db")
+    store = SavedStore(path)
     figures = stats_by_player(store, player)
     if json_out:
         print(json.dumps(figures, indent=2))
         return
     console = Console()
-    console.print(f"games in {store.path}", markup=False)
+    console.print(f"games in {store.path}", markup=False, soft_wrap=True)
     if not figures:
         console.print("no finished games yet")
     for name, f in figures.items():
-        console.print(stats_table(name, f))
+        for table in stats_tables(name, f):
+            console.print(table)

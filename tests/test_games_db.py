@@ -51,7 +51,9 @@ def test_a_game_reopened_from_the_file_is_the_same_game_agent_memory_included(tm
     play(store, game_id, 6)
     before = store.get(game_id).session
     store.db.close()
-    again = SavedStore(path).get(game_id).session  # rebuilt: seed + commands
+    reopened = SavedStore(path)
+    assert reopened.db.read("PRAGMA journal_mode")[0][0] == "wal"
+    again = reopened.get(game_id).session  # rebuilt: seed + commands
     assert again.view() == before.view()
     assert again.agent.rng.bit_generator.state == before.agent.rng.bit_generator.state
     command = next_command(before)
@@ -231,3 +233,22 @@ def test_crib_play_keeps_the_game_and_continues_it_next_time(tmp_path):
     refused = CliRunner().invoke(app, ["play", "--opponent", "nobody", "--db",
                                        str(tmp_path / "other.sqlite3")])
     assert refused.exit_code == 2 and "unknown agent 'nobody'" in refused.output
+
+
+def test_crib_stats_says_when_there_is_no_games_file_and_makes_none(tmp_path):
+    from typer.testing import CliRunner
+
+    from training.cli import app
+
+    missing = tmp_path / "none.sqlite3"
+    result = CliRunner().invoke(app, ["stats", "--db", str(missing)])
+    assert result.exit_code == 2 and "no games file at" in result.output and not missing.exists()
+    store = SavedStore(tmp_path / "games.sqlite3")
+    game_id, player = new_game(store)
+    play(store, game_id, 10_000)
+    store.db.close()
+    result = CliRunner().invoke(app, ["stats", "--db", str(tmp_path / "games.sqlite3")])
+    assert result.exit_code == 0 and "random" in result.output and "1 games" in result.output
+    result = CliRunner().invoke(app, ["stats", "--db", str(tmp_path / "games.sqlite3"),
+                                      "--player", "nobody"])
+    assert result.exit_code == 2 and "no such player" in result.output

@@ -272,3 +272,28 @@ def test_the_players_games_in_progress_are_listed_for_the_page(app):
     assert TestClient(app).get("/api/games").json() == {"in_progress": []}
     finish(ann, game)
     assert ann.get("/api/games").json() == {"in_progress": []}
+
+
+def test_count_practice_accuracy_is_counted_from_the_claims():
+    from crib_play.stats import game_summary, player_stats
+
+    session = GameSession.against("random", seed=8, practice=True)
+    from crib_play.commands import apply_command, claim, continue_, move
+
+    right = 0
+    while not session.over:
+        if session.pause is not None and session.pause.claims_needed:
+            actual = session._show_points(session.pause)
+            wrong = len(session.claims) % 3 == 0  # every third claim is wrong on purpose
+            apply_command(session, claim(**{w: (actual[w] + 1) % 29 if wrong else actual[w]
+                                            for w in session.pause.claims_needed}))
+        elif session.pause is not None:
+            apply_command(session, continue_())
+        else:
+            apply_command(session, move(session.view()["legal"][:session.cards_needed()]))
+    right = sum(c["right"] for c in session.claims)
+    practice = player_stats([game_summary(session.record())])["opponents"]["random"][
+        "count_practice"]
+    assert practice["claims"] == len(session.claims) > 3 and practice["right"] == right
+    assert practice["accuracy"] == pytest.approx(right / len(session.claims)) and right < \
+        len(session.claims)
