@@ -385,10 +385,11 @@ class GameSession:
             raise MoveError("nothing to analyze: it is not your move", 409)
         if g.phase == Phase.DISCARD and len(g.hands[HUMAN]) == 6:
             options = analyze_discards(g.hands[HUMAN], dealer=g.dealer == HUMAN)
+            wins = _throw_win_chances(g)
             out.update(kind="discard", options=[{
                 "throw": [card_str(c) for c in o.discard], "keep": [card_str(c) for c in o.keep],
-                "hand": round(o.hand, 3), "crib": round(o.crib, 3), "net": round(o.net, 3)}
-                for o in options])
+                "hand": round(o.hand, 3), "crib": round(o.crib, 3), "net": round(o.net, 3),
+                "win_chance": round(wins[frozenset(o.discard)], 4)} for o in options])
             return out
         plays = []
         for card in self.legal_cards():
@@ -407,6 +408,21 @@ class GameSession:
         extra = {"claims": list(self.claims)} if self.practice else {}
         return game_record(self.game, list(self.names), self.first_dealer,
                            played_by="crib play", seed=self.seed, **extra)
+
+
+def _throw_win_chances(game: Game) -> dict[frozenset, float]:
+    """The person's chance to win the game with each throw of their six cards, by the thrown pair:
+    ``agents.endgame``'s model (the kept four's exact show score with each starter, the crib's exact
+    expectation, the pegging of each role as measured between standard agents, then the win-odds
+    table at the next deal's start). A model, not a simulation of this deal's play."""
+    from agents.analysis import discard_table
+    from agents.endgame import discard_win_chances
+    from agents.pegging import Board
+
+    table = discard_table(sorted(game.hands[HUMAN]))
+    board = Board(game.scores[HUMAN], game.scores[AGENT], game.target, game.dealer == HUMAN)
+    chances = discard_win_chances(table, board)
+    return {frozenset(table.discard(i)): float(chances[i]) for i in range(len(chances))}
 
 
 def _sorted_hand(cards) -> list[int]:

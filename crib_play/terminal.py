@@ -68,11 +68,11 @@ def board(view: dict[str, Any]) -> Table:
 def analysis_table(analysis: dict[str, Any]) -> Table:
     if analysis["kind"] == "discard":
         table = Table(title="what each throw is worth (exact expected points)")
-        for name in ("#", "throw", "keep", "hand", "crib", "net"):
+        for name in ("#", "throw", "keep", "hand", "crib", "net", "win"):
             table.add_column(name, justify="left" if name in ("throw", "keep") else "right")
         for rank, o in enumerate(analysis["options"], 1):
             table.add_row(str(rank), " ".join(o["throw"]), " ".join(o["keep"]), f"{o['hand']:.2f}",
-                          f"{o['crib']:.2f}", f"{o['net']:+.2f}",
+                          f"{o['crib']:.2f}", f"{o['net']:+.2f}", _win_text(o),
                           style="bold green" if rank == 1 else None)
     else:
         table = Table(title="what each legal card pegs now")
@@ -84,6 +84,12 @@ def analysis_table(analysis: dict[str, Any]) -> Table:
     table.caption = (f"chance to win: {chance:.1%}" if chance is not None
                      else f"chance to win: {analysis['win_chance_note']}")
     return table
+
+
+def _win_text(option: dict[str, Any]) -> str:
+    """A throw's chance to win (``session._throw_win_chances``), or a dash without one."""
+    chance = option.get("win_chance")
+    return "-" if chance is None else f"{chance:.1%}"
 
 
 def parse_move(text: str, view: dict[str, Any]) -> list[str]:

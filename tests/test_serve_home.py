@@ -297,3 +297,23 @@ def test_count_practice_accuracy_is_counted_from_the_claims():
     assert practice["claims"] == len(session.claims) > 3 and practice["right"] == right
     assert practice["accuracy"] == pytest.approx(right / len(session.claims)) and right < \
         len(session.claims)
+
+
+def test_each_throw_gets_its_chance_to_win_at_the_board_position():
+    from agents.analysis import discard_table
+    from agents.endgame import discard_win_chances
+    from agents.pegging import Board
+
+    session = GameSession.against("random", seed=12)
+    while not session.your_turn:
+        session.continue_()
+    session.game.scores[0], session.game.scores[1] = 112, 104  # near the end: throws differ most
+    options = session.analysis()["options"]
+    table = discard_table(sorted(session.game.hands[0]))
+    chances = discard_win_chances(table, Board(112, 104, 121, session.game.dealer == 0))
+    want = {frozenset(table.discard(i)): chances[i] for i in range(15)}
+    for o in options:
+        assert o["win_chance"] == pytest.approx(want[frozenset(parse_cards(" ".join(o["throw"])))],
+                                                abs=1e-4)
+    assert all(0 <= o["win_chance"] <= 1 for o in options)
+    assert len({o["win_chance"] for o in options}) > 1

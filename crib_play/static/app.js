@@ -221,9 +221,11 @@ async function askAnalysis() {
     const row = (tag, values, props = {}) => el("tr", props, ...values.map((v) => el(tag, {}, v)));
     const signed = (x) => `${x >= 0 ? "+" : ""}${x.toFixed(2)}`;
     const table = a.kind === "discard"
-      ? el("table", {}, row("th", ["#", "throw", "keep", "hand", "crib", "net"]),
+      ? el("table", {}, row("th", ["#", "throw", "keep", "hand", "crib", "net", "win"]),
            ...a.options.map((o, i) => row("td", [i + 1, o.throw.join(" "), o.keep.join(" "),
-             o.hand.toFixed(2), o.crib.toFixed(2), signed(o.net)], { className: i ? "" : "best" })))
+             o.hand.toFixed(2), o.crib.toFixed(2), signed(o.net),
+             o.win_chance === undefined ? "-" : `${(100 * o.win_chance).toFixed(1)}%`],
+             { className: i ? "" : "best" })))
       : el("table", {}, row("th", ["card", "count", "pegs now"]),
            ...a.options.map((o) => row("td", [o.card, o.count, o.points])));
     const chance = a.win_chance === null ? a.win_chance_note : `${(100 * a.win_chance).toFixed(1)}%`;
