@@ -1,5 +1,5 @@
 """The player's home in ``crib serve``: who is asking (``player_of``, ``player_or_new``), and the
-routes ``GET /api/games`` (the player's games in progress), ``GET/POST /api/player``,
+routes ``GET /api/player/games`` (the player's games in progress), ``GET/POST /api/player``,
 ``GET /api/stats``, ``GET /api/stats/plot.svg`` and the page ``GET /stats``
 (``add_home_routes``).
 
@@ -71,7 +71,7 @@ def games_in_progress(games: Any, player: Player | None) -> list[str]:
 
 
 def add_home_routes(app: FastAPI, games: Any) -> None:
-    @app.get("/api/games")
+    @app.get("/api/player/games")
     def my_games(request: Request) -> dict[str, Any]:
         return {"in_progress": games_in_progress(games, player_of(request, games))}
 

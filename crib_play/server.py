@@ -19,7 +19,7 @@ Endpoints (JSON): ``GET /api/opponents`` [?search=&offset=&limit=]; ``POST /api/
 {opponent, seed?, target?, practice?}; ``GET /api/games/{id}``; ``POST /api/games/{id}/move``
 {cards: [..]}; ``POST /api/games/{id}/continue``; ``POST /api/games/{id}/claim`` {hand, crib?};
 ``GET /api/games/{id}/analysis``; ``POST /api/replay`` {record} -> every position of a recorded
-game, both hands visible; ``GET /api/games`` (the player's games in progress), ``GET/POST
+game, both hands visible; ``GET /api/player/games`` (the player's games in progress), ``GET/POST
 /api/player`` {name}, ``GET /api/stats``, ``GET /api/stats/plot.svg`` and the page ``/stats``
 (``home``). The page itself is ``static/`` (plain HTML, JS and CSS, no build step).
 """

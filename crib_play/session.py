@@ -26,6 +26,7 @@ from crib_env.game import DEAL, DEFAULT_TARGET, GAME_OVER, SHOW, Game, IllegalAc
 from crib_env.observation import encode
 from crib_env.scoring import EVENT_KINDS, ScoreEvent, last_card_points, score_play
 
+from .chances import throw_win_chances, win_chance
 from .talk import Announcement, announcements, pegs, show_talk
 
 HUMAN, AGENT = 0, 1
@@ -39,21 +40,6 @@ class MoveError(ValueError):
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
-
-
-def win_chance(score: int, opponent_score: int, dealer: bool,
-               target: int) -> tuple[float | None, str | None]:
-    """The chance that the side on ``score`` wins a game to ``target`` from a deal that side deals
-    (``dealer``) or not, from the packaged win-odds table (``crib odds``), and why not where it
-    cannot say: the table is for games to 121, and a missing or corrupt table is never guessed."""
-    from crib_env.odds import OddsTableError, default_table
-
-    if target != 121:
-        return None, f"unavailable: the win-odds table is for games to 121, not {target}"
-    try:
-        return default_table().win_probability(score, opponent_score, dealer), None
-    except OddsTableError as err:
-        return None, f"unavailable: {err}"
 
 
 @dataclass
@@ -385,7 +371,7 @@ class GameSession:
             raise MoveError("nothing to analyze: it is not your move", 409)
         if g.phase == Phase.DISCARD and len(g.hands[HUMAN]) == 6:
             options = analyze_discards(g.hands[HUMAN], dealer=g.dealer == HUMAN)
-            wins = _throw_win_chances(g)
+            wins = throw_win_chances(g, HUMAN)
             out.update(kind="discard", options=[{
                 "throw": [card_str(c) for c in o.discard], "keep": [card_str(c) for c in o.keep],
                 "hand": round(o.hand, 3), "crib": round(o.crib, 3), "net": round(o.net, 3),
@@ -408,21 +394,6 @@ class GameSession:
         extra = {"claims": list(self.claims)} if self.practice else {}
         return game_record(self.game, list(self.names), self.first_dealer,
                            played_by="crib play", seed=self.seed, **extra)
-
-
-def _throw_win_chances(game: Game) -> dict[frozenset, float]:
-    """The person's chance to win the game with each throw of their six cards, by the thrown pair:
-    ``agents.endgame``'s model (the kept four's exact show score with each starter, the crib's exact
-    expectation, the pegging of each role as measured between standard agents, then the win-odds
-    table at the next deal's start). A model, not a simulation of this deal's play."""
-    from agents.analysis import discard_table
-    from agents.endgame import discard_win_chances
-    from agents.pegging import Board
-
-    table = discard_table(sorted(game.hands[HUMAN]))
-    board = Board(game.scores[HUMAN], game.scores[AGENT], game.target, game.dealer == HUMAN)
-    chances = discard_win_chances(table, board)
-    return {frozenset(table.discard(i)): float(chances[i]) for i in range(len(chances))}
 
 
 def _sorted_hand(cards) -> list[int]:

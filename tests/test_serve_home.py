@@ -268,10 +268,10 @@ def test_a_client_that_drops_its_cookie_cannot_fill_the_disk(app, monkeypatch):
 def test_the_players_games_in_progress_are_listed_for_the_page(app):
     ann = TestClient(app)
     game = ann.post("/api/games", json={"opponent": "random", "seed": 2}).json()
-    assert ann.get("/api/games").json() == {"in_progress": [game["id"]]}
-    assert TestClient(app).get("/api/games").json() == {"in_progress": []}
+    assert ann.get("/api/player/games").json() == {"in_progress": [game["id"]]}
+    assert TestClient(app).get("/api/player/games").json() == {"in_progress": []}
     finish(ann, game)
-    assert ann.get("/api/games").json() == {"in_progress": []}
+    assert ann.get("/api/player/games").json() == {"in_progress": []}
 
 
 def test_count_practice_accuracy_is_counted_from_the_claims():

@@ -336,7 +336,7 @@ loadOpponents().catch((err) => say(err.message));
 
 // A game in progress (kept by the server, even across its restarts) is offered, never forced.
 async function offerResume() {
-  const { in_progress: ids } = await api("GET", "/api/games");
+  const { in_progress: ids } = await api("GET", "/api/player/games");
   $("resume").hidden = ids.length === 0;
   $("resume").dataset.game = ids[0] || "";
 }
