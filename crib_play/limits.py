@@ -147,11 +147,13 @@ class ExpensivePool:
         self.workers, self.queue = workers, queue
         self._limiter: anyio.CapacityLimiter | None = None
         self._loop: object = None  # the limiter belongs to one event loop (tests start several)
+        self._admitted = 0  # calls running or waiting now (on the event loop's thread only)
 
     def limiter(self) -> anyio.CapacityLimiter:
         loop = asyncio.get_running_loop()
         if self._limiter is None or self._loop is not loop:
             self._limiter, self._loop = anyio.CapacityLimiter(self.workers), loop
+            self._admitted = 0
         return self._limiter
 
     def load(self) -> tuple[int, int]:
@@ -163,12 +165,18 @@ class ExpensivePool:
 
     async def run(self, fn: Any, *args: Any) -> Any:
         limiter = self.limiter()
-        running, waiting = self.load()
-        if running + waiting >= self.workers + self.queue:
+        # Counted here, before any await: the limiter's own statistics see a call only once it
+        # waits for a token, so calls arriving together could all pass a check made on them.
+        if self._admitted >= self.workers + self.queue:
+            running, waiting = self.load()
             raise HTTPException(503, f"busy: {running} replays or analyses running and {waiting} "
                                      f"waiting (EXPENSIVE_WORKERS {self.workers}, EXPENSIVE_QUEUE "
                                      f"{self.queue}); try again shortly")
-        return await anyio.to_thread.run_sync(fn, *args, limiter=limiter)
+        self._admitted += 1
+        try:
+            return await anyio.to_thread.run_sync(fn, *args, limiter=limiter)
+        finally:
+            self._admitted -= 1
 
 
 def _bounded(detail: Any) -> Any:

@@ -5,8 +5,12 @@ person may see. Every request is validated: a body of the wrong shape is answere
 a move the rules refuse 400, a request out of turn 409, a body or record past a limit 413, a client
 past its games 429 and a server too busy for one more replay 503, each with ``{"detail": reason}``,
 and the game is left as it was. No error repeats more than a few hundred characters of what was
-sent. Games are independent (each has its own lock) and kept by ``store.MemoryStore``: a per-client
-cap, no eviction of anyone's game in play (issue 27). ``limits`` holds every limit and says why.
+sent. Games are independent (each has its own lock) and kept by ``saved.SavedStore`` in an SQLite
+file (``crib serve --db``; every accepted move committed before its answer, a full disk answered
+507 with nothing accepted lost) or, for tests, ``store.MemoryStore``: per-player and per-address
+caps, no eviction of anyone's game (issue 27). Each game belongs to the player of the browser
+that made it (``home``: a secret token in an HttpOnly cookie); to anyone else its id is 404.
+``limits`` holds every limit and says why.
 Replays and analyses run on ``limits.ExpensivePool``, a few threads of their own, so they never
 take the threads that serve moves. Every answer carries a Content-Security-Policy that allows
 scripts only from ``/static`` (the page inserts every text from the server as text, never HTML).
@@ -15,16 +19,19 @@ Endpoints (JSON): ``GET /api/opponents`` [?search=&offset=&limit=]; ``POST /api/
 {opponent, seed?, target?, practice?}; ``GET /api/games/{id}``; ``POST /api/games/{id}/move``
 {cards: [..]}; ``POST /api/games/{id}/continue``; ``POST /api/games/{id}/claim`` {hand, crib?};
 ``GET /api/games/{id}/analysis``; ``POST /api/replay`` {record} -> every position of a recorded
-game, both hands visible. The page itself is ``static/`` (plain HTML, JS and CSS, no build step).
+game, both hands visible; ``GET /api/player/games`` (the player's games in progress), ``GET/POST
+/api/player`` {name}, ``GET /api/stats``, ``GET /api/stats/plot.svg`` and the page ``/stats``
+(``home``). The page itself is ``static/`` (plain HTML, JS and CSS, no build step).
 """
 
 from __future__ import annotations
 
+import secrets
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import FastAPI, HTTPException, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
@@ -34,8 +41,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from agents.registry import AGENT_NAMES
 from crib_env.game import DEFAULT_TARGET
 
-from . import limits
+from . import commands, limits
 from .checkpoints import CHECKPOINT_ROOTS, PAGE, checkpoint_page, find_checkpoints
+from .db import DatabaseFileError, StorageFull
+from .home import add_home_routes, player_of, player_or_new
 from .replays import replay_frames
 from .session import MAX_CLAIM, GameSession, MoveError
 from .store import MemoryStore
@@ -76,40 +85,61 @@ def client_of(request: Request) -> str:
 
 
 def create_app(record_path: Path | None = None, checkpoint_roots: tuple[Path, ...] | None = None,
-               store: MemoryStore | None = None,
-               expensive: limits.ExpensivePool | None = None) -> FastAPI:
+               store: Any = None, expensive: limits.ExpensivePool | None = None,
+               db_path: Path | None = None) -> FastAPI:
     """The web app. ``record_path``: append every finished game there (``training.record``);
     ``checkpoint_roots``: where to look for checkpoints besides the shipped ones (default
     ``checkpoints/`` and ``runs/``); ``store``, ``expensive``: the games and the expensive pool
-    (defaults as ``store`` and ``limits`` state)."""
+    (defaults as ``store`` and ``limits`` state); ``db_path``: keep the games in this SQLite
+    file (``saved.SavedStore``) instead of in memory."""
     app = FastAPI(title="crib serve", docs_url=None, redoc_url=None)  # docs need inline scripts
     app.add_middleware(limits.SecurityHeaders)
     app.add_middleware(limits.BodyLimit)  # outermost: nothing reads a body past the limit
     app.add_exception_handler(StarletteHTTPException, limits.http_error)
     app.add_exception_handler(RequestValidationError, limits.validation_error)
     roots = CHECKPOINT_ROOTS if checkpoint_roots is None else checkpoint_roots
+    if store is None and db_path is not None:
+        from .saved import SavedStore
+
+        store = SavedStore(db_path)
     games = MemoryStore() if store is None else store
     pool = limits.ExpensivePool() if expensive is None else expensive
     recorded: set[str] = set()
     app.state.games = games  # for tests and tools that check the page against the engine
     app.state.expensive = pool
 
-    def answer(game_id: str, session: GameSession) -> dict[str, Any]:
-        if session.over and record_path is not None and game_id not in recorded:
+    def answer(game_id: str, session: GameSession, ended: bool = True) -> dict[str, Any]:
+        # ``ended``: this request may have ended the game (a finished game read again after a
+        # restart of a server with --db is not recorded twice)
+        if ended and session.over and record_path is not None and game_id not in recorded:
             from training.record import write_records
 
             recorded.add(game_id)
             write_records(record_path, [session.record()], append=True)
         return {"id": game_id, **session.view()}
 
-    def act(game_id: str, do) -> dict[str, Any]:
-        game = games.get(game_id)
+    def owner(request: Request) -> str:
+        player = player_of(request, games)
+        return player.id if player else "nobody"  # no game is nobody's: 404
+
+    def act(game_id: str, request: Request, command: commands.Command | None) -> dict[str, Any]:
+        game = games.get(game_id, owner(request))
         with game.lock:  # one request at a time per game; other games go on in parallel
-            try:
-                do(game.session)
-            except MoveError as err:
-                raise HTTPException(err.status, str(err)) from err
-            return answer(game_id, game.session)
+            if game.stale:  # a request before this one could not be saved: rebuilt from the file
+                game = games.get(game_id, owner(request))
+            was_over = game.session.over
+            if command is not None:
+                try:
+                    commands.apply_command(game.session, command)
+                except MoveError as err:
+                    raise HTTPException(err.status, str(err)) from err
+            try:  # committed before the answer: a crash after it loses nothing accepted
+                games.saved(game_id, game, command)
+            except StorageFull as err:
+                raise HTTPException(507, str(err)) from err
+            except DatabaseFileError as err:
+                raise HTTPException(503, str(err)) from err
+            return answer(game_id, game.session, ended=not was_over)
 
     @app.get("/", response_class=HTMLResponse)
     def index() -> str:
@@ -122,39 +152,46 @@ def create_app(record_path: Path | None = None, checkpoint_roots: tuple[Path, ..
         return {"names": list(AGENT_NAMES), **checkpoint_page(roots, search, offset, limit)}
 
     @app.post("/api/games")
-    def new_game(body: NewGame, request: Request) -> dict[str, Any]:
+    def new_game(body: NewGame, request: Request, response: Response) -> dict[str, Any]:
         name = body.opponent.strip()
         if name not in AGENT_NAMES and name not in find_checkpoints(roots):
             # no arbitrary paths from the browser: only what GET /api/opponents offers
             raise HTTPException(400, f"unknown opponent {limits.clip(body.opponent)!r}: choose "
                                      f"one of {', '.join(AGENT_NAMES)} or a checkpoint that GET "
                                      f"/api/opponents lists")
+        # the seed is always drawn here, so a saved game can be rebuilt from it
+        seed = secrets.randbelow(2**32) if body.seed is None else body.seed
         try:
-            session = GameSession.against(body.opponent, seed=body.seed, target=body.target,
+            session = GameSession.against(body.opponent, seed=seed, target=body.target,
                                           practice=body.practice)
         except ValueError as err:  # an unknown agent or an unreadable checkpoint
             raise HTTPException(400, str(err)) from err
-        return answer(games.add(client_of(request), session), session)
+        player = player_or_new(request, response, games)
+        try:
+            game_id = games.add(client_of(request), session, player=player.id)
+        except StorageFull as err:
+            raise HTTPException(507, str(err)) from err
+        return answer(game_id, session)
 
     @app.get("/api/games/{game_id}")
-    def state(game_id: str) -> dict[str, Any]:
-        return act(game_id, lambda s: None)
+    def state(game_id: str, request: Request) -> dict[str, Any]:
+        return act(game_id, request, None)
 
     @app.post("/api/games/{game_id}/move")
-    def move(game_id: str, body: Move) -> dict[str, Any]:
-        return act(game_id, lambda s: s.move(body.cards))
+    def move(game_id: str, body: Move, request: Request) -> dict[str, Any]:
+        return act(game_id, request, commands.move(body.cards))
 
     @app.post("/api/games/{game_id}/continue")
-    def continue_(game_id: str) -> dict[str, Any]:
-        return act(game_id, lambda s: s.continue_())
+    def continue_(game_id: str, request: Request) -> dict[str, Any]:
+        return act(game_id, request, commands.continue_())
 
     @app.post("/api/games/{game_id}/claim")
-    def claim(game_id: str, body: Claim) -> dict[str, Any]:
-        return act(game_id, lambda s: s.claim(hand=body.hand, crib=body.crib))
+    def claim(game_id: str, body: Claim, request: Request) -> dict[str, Any]:
+        return act(game_id, request, commands.claim(hand=body.hand, crib=body.crib))
 
     @app.get("/api/games/{game_id}/analysis")
-    async def analysis(game_id: str) -> dict[str, Any]:
-        game = games.get(game_id)
+    async def analysis(game_id: str, request: Request) -> dict[str, Any]:
+        game = games.get(game_id, owner(request))
 
         def analyse() -> dict[str, Any]:
             with game.lock:
@@ -177,18 +214,33 @@ def create_app(record_path: Path | None = None, checkpoint_roots: tuple[Path, ..
         return {"players": record["players"], "frames": frames,
                 "scores": record["scores"], "winner": record.get("winner")}
 
+    add_home_routes(app, games)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     return app
 
 
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
 def serve_command(host: str = "127.0.0.1", port: int = 8000,
-                  record_path: Path | None = None) -> None:
-    """``crib serve``: run the app with uvicorn until Ctrl-C."""
+                  record_path: Path | None = None, db_path: Path | None = None) -> None:
+    """``crib serve``: run the app with uvicorn until Ctrl-C, its games in the SQLite file
+    ``db_path`` (default ``db.default_db_path()``)."""
+    import sys
+
+    from .db import default_db_path
+    from .saved import SavedStore
+
     if not 0 < port < 65536:
         raise ValueError(f"--port must be 1..65535, got {port}")
     try:
         import uvicorn
     except ImportError as err:  # pragma: no cover - the play extra is missing
         raise ValueError("crib serve needs the play extra: pip install -e '.[play]'") from err
-    print(f"crib serve: open http://{host}:{port}/ (Ctrl-C to stop)")
-    uvicorn.run(create_app(record_path), host=host, port=port, log_level="warning")
+    store = SavedStore(default_db_path() if db_path is None else db_path)
+    if host not in LOCAL_HOSTS:
+        print(f"warning: crib serve listens on {host}, not only on this machine: anyone who can "
+              f"reach it can play and make players (plain HTTP, no passwords)", file=sys.stderr)
+    print(f"crib serve: games in {store.path}", flush=True)
+    print(f"crib serve: open http://{host}:{port}/ (Ctrl-C to stop)", flush=True)
+    uvicorn.run(create_app(record_path, store=store), host=host, port=port, log_level="warning")

@@ -26,6 +26,7 @@ from crib_env.game import DEAL, DEFAULT_TARGET, GAME_OVER, SHOW, Game, IllegalAc
 from crib_env.observation import encode
 from crib_env.scoring import EVENT_KINDS, ScoreEvent, last_card_points, score_play
 
+from .chances import throw_win_chances, win_chance
 from .talk import Announcement, announcements, pegs, show_talk
 
 HUMAN, AGENT = 0, 1
@@ -39,21 +40,6 @@ class MoveError(ValueError):
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
-
-
-def win_chance(score: int, opponent_score: int, dealer: bool,
-               target: int) -> tuple[float | None, str | None]:
-    """The chance that the side on ``score`` wins a game to ``target`` from a deal that side deals
-    (``dealer``) or not, from the packaged win-odds table (``crib odds``), and why not where it
-    cannot say: the table is for games to 121, and a missing or corrupt table is never guessed."""
-    from crib_env.odds import OddsTableError, default_table
-
-    if target != 121:
-        return None, f"unavailable: the win-odds table is for games to 121, not {target}"
-    try:
-        return default_table().win_probability(score, opponent_score, dealer), None
-    except OddsTableError as err:
-        return None, f"unavailable: {err}"
 
 
 @dataclass
@@ -90,6 +76,7 @@ class GameSession:
         self.talk: list[Announcement] = []
         self._talked = 0  # log entries already turned into talk
         self.started = time.time()
+        self.spec: dict[str, Any] | None = None  # what ``against`` built it from (crib_play.saved)
         self.agent.reset()
         self._after_steps()
         self._advance()
@@ -100,7 +87,9 @@ class GameSession:
         as ``crib evaluate`` resolves it)."""
         from training.evaluate import build_agent
 
-        return cls(build_agent(opponent, seed=seed), opponent.strip(), seed=seed, **kwargs)
+        session = cls(build_agent(opponent, seed=seed), opponent.strip(), seed=seed, **kwargs)
+        session.spec = {"opponent": opponent.strip(), "seed": seed, **kwargs}
+        return session
 
     # -- state ------------------------------------------------------------------------------------
 
@@ -382,10 +371,11 @@ class GameSession:
             raise MoveError("nothing to analyze: it is not your move", 409)
         if g.phase == Phase.DISCARD and len(g.hands[HUMAN]) == 6:
             options = analyze_discards(g.hands[HUMAN], dealer=g.dealer == HUMAN)
+            wins = throw_win_chances(g, HUMAN)
             out.update(kind="discard", options=[{
                 "throw": [card_str(c) for c in o.discard], "keep": [card_str(c) for c in o.keep],
-                "hand": round(o.hand, 3), "crib": round(o.crib, 3), "net": round(o.net, 3)}
-                for o in options])
+                "hand": round(o.hand, 3), "crib": round(o.crib, 3), "net": round(o.net, 3),
+                "win_chance": round(wins[frozenset(o.discard)], 4)} for o in options])
             return out
         plays = []
         for card in self.legal_cards():
@@ -401,8 +391,9 @@ class GameSession:
         """The finished game as ``training.record`` writes it (for ``crib replay``)."""
         from training.record import game_record
 
+        extra = {"claims": list(self.claims)} if self.practice else {}
         return game_record(self.game, list(self.names), self.first_dealer,
-                           played_by="crib play", seed=self.seed)
+                           played_by="crib play", seed=self.seed, **extra)
 
 
 def _sorted_hand(cards) -> list[int]:

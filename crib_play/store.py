@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from fastapi import HTTPException
 
+from .players import MemoryPlayers
 from .session import GameSession
 
 MAX_GAMES_PER_CLIENT = 20  # a person plays one or two; 20 leaves room for tabs and retries
@@ -33,6 +34,8 @@ class StoredGame:
     client: str
     lock: threading.Lock = field(default_factory=threading.Lock)  # one request at a time
     touched: float = 0.0
+    player: str | None = None  # whose game it is: nobody else may read or move it
+    stale: bool = False  # its last command could not be saved: the store rebuilds it
 
     # (session, lock), as the tools and tests that read app.state.games had it
     def __iter__(self) -> Iterator:
@@ -52,8 +55,9 @@ class MemoryStore:
         self.finished_ttl, self.idle_ttl, self.clock = finished_ttl, idle_ttl, clock
         self._games: dict[str, StoredGame] = {}
         self._lock = threading.Lock()
+        self.players = MemoryPlayers()
 
-    def add(self, client: str, session: GameSession) -> str:
+    def add(self, client: str, session: GameSession, player: str | None = None) -> str:
         """Keep ``session`` for ``client``; its new id (72 random bits). 429 when the client holds
         ``per_client`` games none of which is finished, 503 when the server holds ``total``."""
         with self._lock:
@@ -72,22 +76,27 @@ class MemoryStore:
                 raise HTTPException(503, f"the server holds {len(self._games)} games (MAX_GAMES); "
                                          f"none is dropped for a new one: try again later")
             game_id = secrets.token_urlsafe(9)
-            self._games[game_id] = StoredGame(session, client, touched=now)
+            self._games[game_id] = StoredGame(session, client, touched=now, player=player)
             return game_id
 
-    def get(self, game_id: str) -> StoredGame:
-        """The game (its last-touched time set to now); 404 for an unknown or expired id."""
+    def get(self, game_id: str, player: str | None = None) -> StoredGame:
+        """The game (its last-touched time set to now); 404 for an unknown or expired id, and
+        for another ``player``'s game (it is not there for them)."""
         with self._lock:
             now = self.clock()
             game = self._games.get(game_id)
             if game is not None and self._expired(game, now):
                 del self._games[game_id]
                 game = None
-            if game is None:
+            if game is None or (player is not None and game.player not in (None, player)):
                 raise HTTPException(404, f"no game {game_id[:40]!r} (games live while the server "
                                          f"runs; an untouched one expires)")
             game.touched = now
             return game
+
+    def saved(self, game_id: str, game: StoredGame, command: tuple[str, dict] | None) -> None:
+        """Nothing to save: games in memory live as long as the server (``saved.SavedStore``
+        commits every command)."""
 
     def items(self) -> list[tuple[str, StoredGame]]:
         with self._lock:

@@ -68,11 +68,11 @@ def board(view: dict[str, Any]) -> Table:
 def analysis_table(analysis: dict[str, Any]) -> Table:
     if analysis["kind"] == "discard":
         table = Table(title="what each throw is worth (exact expected points)")
-        for name in ("#", "throw", "keep", "hand", "crib", "net"):
+        for name in ("#", "throw", "keep", "hand", "crib", "net", "win"):
             table.add_column(name, justify="left" if name in ("throw", "keep") else "right")
         for rank, o in enumerate(analysis["options"], 1):
             table.add_row(str(rank), " ".join(o["throw"]), " ".join(o["keep"]), f"{o['hand']:.2f}",
-                          f"{o['crib']:.2f}", f"{o['net']:+.2f}",
+                          f"{o['crib']:.2f}", f"{o['net']:+.2f}", _win_text(o),
                           style="bold green" if rank == 1 else None)
     else:
         table = Table(title="what each legal card pegs now")
@@ -84,6 +84,12 @@ def analysis_table(analysis: dict[str, Any]) -> Table:
     table.caption = (f"chance to win: {chance:.1%}" if chance is not None
                      else f"chance to win: {analysis['win_chance_note']}")
     return table
+
+
+def _win_text(option: dict[str, Any]) -> str:
+    """A throw's chance to win (``session._throw_win_chances``), or a dash without one."""
+    chance = option.get("win_chance")
+    return "-" if chance is None else f"{chance:.1%}"
 
 
 def parse_move(text: str, view: dict[str, Any]) -> list[str]:
@@ -194,17 +200,20 @@ def _show(session: GameSession, view: dict[str, Any], console: Console,
 
 
 def play_command(opponent: str, target: int = 121, seed: int | None = None,
-                 practice: bool = False, record_path: Path | None = None) -> None:
-    """``crib play``: a game against OPPONENT in the terminal; the finished game is appended to
-    ``record_path`` if given."""
+                 practice: bool = False, record_path: Path | None = None,
+                 db_path: Path | None = None, player: str | None = None) -> None:
+    """``crib play``: a game against OPPONENT in the terminal, kept in the games file
+    ``db_path`` (default ``db.default_db_path()``) as ``player`` (default the login name): a game
+    left unfinished is continued by the next ``crib play`` against the same opponent. The
+    finished game is also appended to ``record_path`` if given."""
     if isinstance(target, bool) or not isinstance(target, int) or target < 1:
         raise ValueError(f"--target must be a positive whole number, got {target!r}")
     if record_path is not None:
         from training.files import check_output_file
 
         check_output_file(record_path, "--record")  # before the game, not after it
-    session = GameSession.against(opponent, seed=seed, target=target, practice=practice)
     console = Console()
+    session = _saved_session(console, opponent, target, seed, practice, db_path, player)
     console.print(f"Cribbage to {target} against [bold]{opponent}[/bold]. Cards by text (5H) or "
                   f"number; ? for help; q to leave.")
     finished = play_terminal(session, console)
@@ -213,6 +222,24 @@ def play_command(opponent: str, target: int = 121, seed: int | None = None,
 
         write_records(record_path, [session.record()], append=True)
         console.print(f"recorded the game to {record_path} (crib replay {record_path})")
+
+
+def _saved_session(console: Console, opponent: str, target: int, seed: int | None,
+                   practice: bool, db_path: Path | None, player: str | None) -> Any:
+    """The game of ``crib play`` in the games file (see ``saved_play``), said where it is."""
+    import getpass
+
+    from .db import default_db_path
+    from .players import check_name
+    from .saved import SavedStore
+    from .saved_play import open_game
+
+    name = check_name(player if player is not None else getpass.getuser())
+    store = SavedStore(default_db_path() if db_path is None else db_path)
+    session, resumed = open_game(store, name, opponent, seed, target, practice)
+    console.print(f"games in {escape(str(store.path))}, player {escape(name)}"
+                  + (" (continuing your game in progress)" if resumed else ""), soft_wrap=True)
+    return session
 
 
 def replay_command(path: Path, game: int = 0) -> None:

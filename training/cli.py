@@ -122,12 +122,15 @@ def play(
                                              min=0)] = None,
     practice: Annotated[bool, typer.Option(help="count practice: claim your count first")] = False,
     record: Annotated[Path | None, typer.Option(help="append the finished game to this file")] = None,
+    db: Annotated[Path | None, typer.Option(
+        help="games file (SQLite; default in your data folder, printed at start)")] = None,
+    player: Annotated[str | None, typer.Option(help="your player name (default: login name)")] = None,
 ) -> None:
-    """Play a game against OPPONENT in the terminal."""
+    """Play a game against OPPONENT in the terminal (a game left unfinished is continued)."""
     from crib_play.terminal import play_command
 
     _run(lambda: play_command(opponent, target=target, seed=seed, practice=practice,
-                              record_path=record))
+                              record_path=record, db_path=db, player=player))
 
 
 @app.command()
@@ -135,6 +138,8 @@ def serve(
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port to listen on")] = 8000,
     record: Annotated[Path | None, typer.Option(help="append every finished game here")] = None,
+    db: Annotated[Path | None, typer.Option(
+        help="games file (SQLite; default in your data folder, printed at start)")] = None,
 ) -> None:
     """Serve the web page: play any agent in a browser, count practice, replays."""
     def start() -> None:
@@ -147,9 +152,21 @@ def serve(
         except ImportError as err:  # fastapi / uvicorn come with the play extra
             raise ValueError(f"crib serve needs the play extra (pip install -e '.[play]'): "
                              f"{err}") from err
-        serve_command(host=host, port=port, record_path=record)
+        serve_command(host=host, port=port, record_path=record, db_path=db)
 
     _run(start)
+
+
+@app.command()
+def stats(
+    player: Annotated[str | None, typer.Option(help="only this player (default: every player)")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="print the figures as JSON")] = False,
+    db: Annotated[Path | None, typer.Option(help="games file (default in your data folder)")] = None,
+) -> None:
+    """Your statistics by opponent: wins with intervals, skunks, points per deal, discard regret."""
+    from crib_play.stats_report import stats_command
+
+    _run(lambda: stats_command(db_path=db, player=player, json_out=json_out))
 
 
 @app.command()

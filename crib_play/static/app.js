@@ -221,9 +221,11 @@ async function askAnalysis() {
     const row = (tag, values, props = {}) => el("tr", props, ...values.map((v) => el(tag, {}, v)));
     const signed = (x) => `${x >= 0 ? "+" : ""}${x.toFixed(2)}`;
     const table = a.kind === "discard"
-      ? el("table", {}, row("th", ["#", "throw", "keep", "hand", "crib", "net"]),
+      ? el("table", {}, row("th", ["#", "throw", "keep", "hand", "crib", "net", "win"]),
            ...a.options.map((o, i) => row("td", [i + 1, o.throw.join(" "), o.keep.join(" "),
-             o.hand.toFixed(2), o.crib.toFixed(2), signed(o.net)], { className: i ? "" : "best" })))
+             o.hand.toFixed(2), o.crib.toFixed(2), signed(o.net),
+             o.win_chance === undefined ? "-" : `${(100 * o.win_chance).toFixed(1)}%`],
+             { className: i ? "" : "best" })))
       : el("table", {}, row("th", ["card", "count", "pegs now"]),
            ...a.options.map((o) => row("td", [o.card, o.count, o.points])));
     const chance = a.win_chance === null ? a.win_chance_note : `${(100 * a.win_chance).toFixed(1)}%`;
@@ -331,3 +333,19 @@ $("replay-close").addEventListener("click", () => {
   if (view) $("game").hidden = false;
 });
 loadOpponents().catch((err) => say(err.message));
+
+// A game in progress (kept by the server, even across its restarts) is offered, never forced.
+async function offerResume() {
+  const { in_progress: ids } = await api("GET", "/api/player/games");
+  $("resume").hidden = ids.length === 0;
+  $("resume").dataset.game = ids[0] || "";
+}
+$("resume").addEventListener("click", async () => {
+  try {
+    show(await api("GET", `/api/games/${$("resume").dataset.game}`));
+    $("resume").hidden = true;
+    say("");
+  } catch (err) { say(err.message); }
+  rendered();
+});
+offerResume().catch(() => {});
