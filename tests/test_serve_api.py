@@ -47,7 +47,7 @@ def test_get_root_is_the_page(client):
 
 def test_opponents_lists_agent_names_and_checkpoints(client):
     data = client.get("/api/opponents").json()
-    assert data["names"] == ["random", "greedy", "standard", "expert", "champion"]
+    assert data["names"] == ["random", "greedy", "standard", "expert", "champion", "champion-search"]
     assert any(path.endswith("champion") for path in data["checkpoints"])
 
 

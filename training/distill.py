@@ -171,7 +171,7 @@ def record(folder: Path, teacher: str, opponents: Sequence[str], chunks: int, se
     if ray is not None:
         from .ray_record import record_on_ray
 
-        record_on_ray(jobs, ray, write, should_stop)
+        record_on_ray(record_chunk, jobs, ray, write, should_stop)
     elif workers == 1:  # in this process: no pool to start (the chunks are the same)
         for job in jobs:
             if should_stop():

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -68,13 +69,15 @@ def _evaluation(path: Path, agent: str, opponent: str, cfg: RunConfig) -> dict[s
     return report
 
 
-def run_generation(cfg: RunConfig, run_dir: Path, generation: int,
-                   previous: Path | str) -> tuple[Path, dict[str, Any]]:
+#: ``training.trainer.train``: runs (or resumes) one config's training in an output folder
+TrainFn = Callable[..., Path]
+
+
+def run_generation(cfg: RunConfig, run_dir: Path, generation: int, previous: Path | str,
+                   train: TrainFn) -> tuple[Path, dict[str, Any]]:
     """Generation ``generation`` (recording, fit, evaluations), resumed where it stopped; returns
     its network's checkpoint and its line of ``generations.jsonl``."""
     from agents.learned import resolve_checkpoint
-
-    from .trainer import train
 
     folder = run_dir / GENERATION_FOLDER.format(generation)
     done = folder / DONE_FILE
@@ -103,8 +106,9 @@ def run_generation(cfg: RunConfig, run_dir: Path, generation: int,
     return network, line
 
 
-def expert_iteration(cfg: RunConfig, run_dir: Path) -> list[dict[str, Any]]:
-    """All of ``cfg.exit.generations`` in ``run_dir``; returns their lines."""
+def expert_iteration(cfg: RunConfig, run_dir: Path, train: TrainFn) -> list[dict[str, Any]]:
+    """All of ``cfg.exit.generations`` in ``run_dir``, each generation's distillation run by
+    ``train`` (``training.trainer.train``); returns their lines."""
     from agents.registry import CHAMPION_PATH
 
     previous: Path | str = CHAMPION_PATH if cfg.exit.start == "champion" else Path(cfg.exit.start)
@@ -112,7 +116,7 @@ def expert_iteration(cfg: RunConfig, run_dir: Path) -> list[dict[str, Any]]:
     for generation in range(1, cfg.exit.generations + 1):
         print(f"exit: generation {generation} of {cfg.exit.generations}, teacher the search over "
               f"{previous}", flush=True)
-        previous, line = run_generation(cfg, run_dir, generation, previous)
+        previous, line = run_generation(cfg, run_dir, generation, previous, train)
         lines.append(line)
         atomic_write_text(run_dir / GENERATIONS_FILE,
                           "".join(json.dumps(x) + "\n" for x in lines))

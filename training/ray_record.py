@@ -46,10 +46,9 @@ def shipped_files(spec: str) -> dict[str, bytes] | None:
     return checkpoint_files(search[1] if search else spec)
 
 
-def _record_shipped(job: Job, teacher_files: dict[str, bytes] | None,
+def _record_shipped(record_chunk: Callable[..., dict[str, np.ndarray]], job: Job,
+                    teacher_files: dict[str, bytes] | None,
                     opponent_files: dict[str, bytes] | None) -> dict[str, np.ndarray]:
-    from .distill import record_chunk
-
     teacher, opponent, seed, number, games = job
     if teacher_files is not None:
         folder = materialize(teacher_files)
@@ -59,11 +58,12 @@ def _record_shipped(job: Job, teacher_files: dict[str, bytes] | None,
     return record_chunk(teacher, opponent, seed, number, games)
 
 
-def record_on_ray(jobs: Iterator[Job], address: str,
-                  write: Callable[[int, dict[str, np.ndarray]], None],
+def record_on_ray(record_chunk: Callable[..., dict[str, np.ndarray]], jobs: Iterator[Job],
+                  address: str, write: Callable[[int, dict[str, np.ndarray]], None],
                   should_stop: Callable[[], bool]) -> None:
-    """Record ``jobs`` as Ray tasks on the cluster at ``address`` (``ray_backend.connect``),
-    a few in flight per CPU, each chunk handed to ``write`` as it comes back."""
+    """Record ``jobs`` with ``record_chunk`` (``training.distill``'s) as Ray tasks on the
+    cluster at ``address`` (``ray_backend.connect``), a few in flight per CPU, each chunk handed
+    to ``write`` as it comes back."""
     import ray
 
     started = connect(address)
@@ -85,7 +85,7 @@ def record_on_ray(jobs: Iterator[Job], address: str,
                 job = next(jobs, None)
                 if job is None:
                     break
-                running[task.remote(job, ship(job[0]), ship(job[1]))] = job[3]
+                running[task.remote(record_chunk, job, ship(job[0]), ship(job[1]))] = job[3]
             if not running:
                 break
             done, _ = ray.wait(list(running), num_returns=1)

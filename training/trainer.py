@@ -846,7 +846,7 @@ def _expert_iteration_run(cfg: RunConfig, output_dir: Path, resume: bool) -> Pat
     run_dir = find_run_to_resume(output_dir, cfg.name) if resume else output_dir / run_name(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_text(run_dir / "config.yaml", dump_config(cfg))
-    expert_iteration(cfg, run_dir)
+    expert_iteration(cfg, run_dir, train)
     return run_dir
 
 
