@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 import crib_env
-from agents.registry import CHAMPION_PATH
 from agents.learned import MAX_SIZES, CheckpointError, build_network, load_network, sha256_file
+from agents.registry import CHAMPION_PATH
 from crib_env.single import SingleAgentCribbageEnv
 from crib_env.vector import CribbageVectorEnv
 from training.checkpoint import save_checkpoint
