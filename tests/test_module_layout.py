@@ -1,12 +1,9 @@
-"""The package layout: no import cycle (type-only and function-level imports included) and old
-names that still work for a release, each with a deprecation warning."""
+"""The package layout: no import cycle (type-only and function-level imports included)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("crib_env", "agents", "training", "crib_play")
@@ -83,24 +80,3 @@ def test_no_import_cycle_type_only_and_lazy_imports_included():
     assert "training.eval_plans" in graph["training.batch_play"]  # the graph sees real imports
     assert "training.cli_evaluate" in graph["training.cli"]  # ... and those inside functions
     assert cycles(graph) == []
-
-
-def test_the_old_batch_games_name_warns_and_still_works():
-    from crib_env import fast
-
-    with pytest.warns(DeprecationWarning, match="crib_env.fast.GameBatch"):
-        from crib_env.fast import FastGames
-    assert FastGames is fast.GameBatch
-    games = FastGames(2).reset(seed=1)
-    assert games.legal_masks().sum(axis=1).tolist() == [6, 6]  # six cards to discard from
-
-
-def test_the_old_vec_env_module_and_name_warn_and_still_work():
-    from training.sb3_vec_env import SB3VecEnv
-
-    with pytest.warns(DeprecationWarning, match="training.sb3_vec_env.SB3VecEnv"):
-        from training.fast_vec_env import FastVecEnv
-    assert FastVecEnv is SB3VecEnv
-    env = FastVecEnv(2)
-    assert env.reset().shape == (2, env.observation_space.shape[0])
-    env.close()
