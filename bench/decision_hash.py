@@ -135,7 +135,7 @@ def rollouts(plays: list, discards: list) -> dict[str, str]:
 def evaluate_json() -> str:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "e.json"
-        subprocess.run([sys.executable, "-m", "training.cli", "evaluate", "--agent", "standard",
+        subprocess.run([sys.executable, "-m", "crib_cli", "evaluate", "--agent", "standard",
                         "--opponent", "greedy", "--games", "300", "--seed", "0", "--json",
                         str(path)], check=True, capture_output=True)
         report = json.loads(path.read_text())

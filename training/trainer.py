@@ -782,7 +782,7 @@ TRAINERS = {"ppo": PPOTrainer, "dmc": DMCTrainer, "distill": DistillTrainer}
 def final_evaluations(cfg: RunConfig, run_dir: Path) -> list[dict[str, Any]]:
     """The run's best checkpoint against each of ``eval.opponents`` (``eval.final_games`` games,
     ``eval.seed``): each report's JSON, in the config's order, for ``summary.json["final"]``
-    (``training.cli_train`` prints them as a table)."""
+    (``crib_cli.train`` prints them as a table)."""
     from .evaluate import evaluate
 
     best = resolve_checkpoint(run_dir)
