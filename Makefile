@@ -38,7 +38,7 @@ test-slow: $(STAMP)
 	$(PY) -m pytest -n 2 -m slow
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check crib_env agents training crib_play tests bench
+	$(VENV)/bin/ruff check crib_env agents training crib_play crib_cli tests bench
 
 train: $(STAMP)
 	$(VENV)/bin/crib train --config $(TRAIN_CONFIG)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 from .base import Agent, RandomAgent
@@ -10,7 +11,10 @@ from .base import Agent, RandomAgent
 AGENT_NAMES = ("random", "greedy", "standard", "expert", "champion", "champion-search")
 #: the search agent's name; its settings may follow a colon (``champion-search:sims=64``)
 SEARCH_NAME = "champion-search"
-CHAMPION_PATH = Path(__file__).resolve().parent.parent / "checkpoints" / "champion"
+#: the checkpoints shipped with the package (package data of ``agents``, so they are found where the
+#: package is installed, not beside a source tree); runs are written to ``checkpoints/`` instead
+SHIPPED_CHECKPOINTS = Path(str(resources.files(__package__) / "checkpoints"))
+CHAMPION_PATH = SHIPPED_CHECKPOINTS / "champion"
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:

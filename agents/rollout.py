@@ -88,9 +88,8 @@ from .opponent_model import (
     sample_opponent,
 )
 from .rollout_policy import (
-    POLICY_LOOKAHEAD,
+    POLICIES,
     POLICY_LOWEST,
-    POLICY_ROLLOUT,
     POLICY_TACTICS,
     SEQ_ROOM,
     play_out,
@@ -237,6 +236,11 @@ def play_position(view: ObservationView) -> np.ndarray:
     return row
 
 
+def _check_policy(policy: int) -> None:
+    if policy not in POLICIES:
+        raise ValueError(f"unknown rollout policy {policy!r}: expected one of {sorted(POLICIES)}")
+
+
 def rollout_values(view: ObservationView, candidates: list[int], sims: int = 200,
                    seed: int = 0, with_show: bool = False, policy: int = POLICY_TACTICS,
                    model: bool = True, history: OpponentPlays | None = None,
@@ -245,6 +249,7 @@ def rollout_values(view: ObservationView, candidates: list[int], sims: int = 200
     of the play, see the module docstring; ``win`` is all zero unless ``with_show``.
     With ``history`` and ``miss < 1``, each sampled deal is weighted by ``miss`` for every past
     play of the opponent the standard tactics would not have made with those cards."""
+    _check_policy(policy)
     return rollouts(np.array(candidates, dtype=np.int64), play_position(view),
                     np.array(view.hand, dtype=np.int64), opponent_cards(view), sims, seed, policy,
                     with_show, win_table(view.target), model, MODEL_TABLES,
@@ -321,14 +326,15 @@ def keep_pegging(hand6: tuple[int, ...], keeps: list[tuple[int, ...]],
                  policy: int = POLICY_TACTICS, model: bool = True) -> np.ndarray:
     """Mean (own - opponent's) pegging points of a whole play for each kept four of ``hand6``,
     the opponent's cards and the starter drawn from ``unseen`` (the pone leads)."""
+    _check_policy(policy)
     discards = [[c for c in hand6 if c not in keep] for keep in keeps]
     return deal_rollouts(np.array(keeps, dtype=np.int64), np.array(discards, dtype=np.int64),
                          np.asarray(unseen, dtype=np.int64), dealer, sims, seed, policy, model,
                          MODEL_TABLES)
 
 
-__all__ = ["MODEL_DRAWS", "MODEL_TABLES", "OPPONENT_CRIB", "POLICY_LOOKAHEAD", "POLICY_LOWEST",
-           "POLICY_ROLLOUT", "POLICY_TACTICS", "SEQ_ROOM", "ModelTables", "OpponentCards",
+__all__ = ["MODEL_DRAWS", "MODEL_TABLES", "OPPONENT_CRIB", "POLICIES", "POLICY_LOWEST",
+           "POLICY_TACTICS", "SEQ_ROOM", "ModelTables", "OpponentCards",
            "OpponentPlays", "PlayHistory", "consistency", "deal_rollouts", "go_count",
            "keep_pegging", "model_keep", "opponent_cards", "opponent_pool", "play_out",
            "play_position", "rollout_values", "rollouts", "sample_opponent", "tactic_value"]

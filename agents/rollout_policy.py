@@ -4,17 +4,14 @@
 (``apply_action``: go, 31, count restart, last card, the game ending at the target, then the show),
 ``choose_card`` picking every card by the rollout policy:
 
-* ``POLICY_TACTICS`` (the default): the standard tactics of ``agents.pegging.tactic_values`` in
-  score mode, each player judging from what it has seen (``tactic_value``: the one tactics kernel,
-  ``agents.pegging_kernels``), with a tiny random tie-break;
-* ``POLICY_ROLLOUT``: points now, avoid counts of 5 and 21, lead low, random tie-breaks;
-* ``POLICY_LOOKAHEAD``: points now minus the other's best reply from its (simulated) hand;
+* ``POLICY_TACTICS`` (the default, the expert's): the standard tactics of
+  ``agents.pegging.tactic_values`` in score mode, each player judging from what it has seen
+  (``tactic_value``: the one tactics kernel, ``agents.pegging_kernels``), with a tiny random
+  tie-break;
 * ``POLICY_LOWEST``: the lowest legal card id (deterministic; for tests against the engine).
 
-Only the policy lives here; the rules are ``crib_env.fast``'s. Pegging points come from
-``fast.sequence_points`` over the count sequence's card ids (a hypothetical reply of rank ``r`` is
-written as card id ``r``: only ranks score). The drivers that sample deals and average the results are in
-``agents.rollout``.
+Only the policy lives here; the rules are ``crib_env.fast``'s. The drivers that sample deals and
+average the results are in ``agents.rollout``.
 """
 
 # Inside numba kernels the legacy np.random functions are the supported, seedable generator.
@@ -25,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from crib_env.cards import MAX_VALUE, N_RANKS, RANK_ARRAY, VALUE_ARRAY
+from crib_env.cards import N_RANKS, RANK_ARRAY, VALUE_ARRAY
 from crib_env.fast import (
     COUNT,
     OK,
@@ -39,23 +36,21 @@ from crib_env.fast import (
     TO_MOVE,
     apply_action,
     peg_points,
-    sequence_points,
 )
-from crib_env.scoring import FIFTEEN_COUNT, MAX_COUNT
+from crib_env.scoring import MAX_COUNT
 
 from .pegging_kernels import MODE_SCORE, NEVER
 from .pegging_kernels import tactic_value as _tactic_value
 
-POLICY_ROLLOUT = 0  # points now, avoid counts of 5 and 21, lead low; random tie-breaks
+# The numbers are kept from when there were four policies (0 and 2, heuristics only a bench script
+# used, are in git history), so old decision hashes still name the same policies.
 POLICY_LOWEST = 1  # lay the lowest legal card id (deterministic; for tests against the engine)
-POLICY_LOOKAHEAD = 2  # points now minus the other's best reply from its (simulated) hand
 POLICY_TACTICS = 3  # the standard tactics (agents.pegging.tactic_values) from each side's view
+POLICIES = {POLICY_LOWEST: "lowest", POLICY_TACTICS: "tactics"}
 _VALUE = VALUE_ARRAY.astype(np.int64)  # counting value by card id
 _RANK = RANK_ARRAY.astype(np.int64)  # rank by card id (a hypothetical reply of rank r is card r)
 _N_RANKS = N_RANKS
 _MAX_COUNT = MAX_COUNT
-_FIFTEEN = FIFTEEN_COUNT
-_TEN = MAX_VALUE  # a ten card's counting value, the most common one
 SEQ_ROOM = 16  # the count sequence (8 at most) with room for imagined replies
 
 
@@ -89,7 +84,6 @@ def choose_card(hands: np.ndarray, sizes: np.ndarray, p: int, seq: np.ndarray, n
     the other player has said go in this count sequence."""
     best, best_score = -1, -1e9
     hand = hands[p]
-    other = hands[1 - p]
     legal = 0
     for i in range(sizes[p]):
         if count + _VALUE[hand[i]] <= _MAX_COUNT:
@@ -104,28 +98,10 @@ def choose_card(hands: np.ndarray, sizes: np.ndarray, p: int, seq: np.ndarray, n
             continue
         if policy == POLICY_LOWEST:
             score = -float(card)
-        elif policy == POLICY_TACTICS:
+        else:
             k = 0 if other_went else sizes[1 - p]
             score = tactic_value(hands, sizes, p, i, seq, n, count, unseen[p], n_unseen[p], k,
                                   reply) + 1e-3 * np.random.random()
-        else:
-            seq[n] = card
-            score = 4.0 * sequence_points(seq, 0, n + 1, after) + np.random.random()
-            if policy == POLICY_LOOKAHEAD:
-                best_reply = -1
-                if after < _MAX_COUNT:
-                    for j in range(sizes[1 - p]):
-                        answer = after + _VALUE[other[j]]
-                        if answer <= _MAX_COUNT:
-                            seq[n + 1] = other[j]
-                            best_reply = max(best_reply, sequence_points(seq, 0, n + 2, answer))
-                score -= 4.0 * best_reply if best_reply >= 0 else -2.0
-                score += 0.1 * _VALUE[card]
-            else:
-                if after == _FIFTEEN - _TEN or after == _MAX_COUNT - _TEN:  # a ten scores next
-                    score -= 2.0
-                if n == 0 and _VALUE[card] < _FIFTEEN - _TEN:  # no single reply makes 15
-                    score += 0.5
         if score > best_score:
             best, best_score = i, score
     return best

@@ -18,8 +18,8 @@ The figures are measured by wrapping those calls on the trainer's objects (nothi
 changes). Also prints the CPU model and the load average before and after, since on a shared
 machine the figures move with the load.
 
-    .venv/bin/python bench/bench_train.py --config configs/champion_ppo.yaml --steps 20000
-    .venv/bin/python bench/bench_train.py --config configs/champion_ppo.yaml --engines fast \\
+    .venv/bin/python bench/bench_train.py --config configs/ppo_vs_standard.yaml --steps 20000
+    .venv/bin/python bench/bench_train.py --config configs/ppo_vs_standard.yaml --engines fast \\
         --set policy.arch=mlp policy.features=false policy.prior=false policy.hidden=256 \\
         --set train.n_envs=256 ppo.n_steps=32 ppo.batch_size=4096 --steps 200000
 
@@ -181,7 +181,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", type=Path, default=Path("configs/champion_ppo.yaml"))
+    parser.add_argument("--config", type=Path, default=Path("configs/ppo_vs_standard.yaml"))
     parser.add_argument("--steps", type=int, default=20_000, help="learner decisions per engine")
     parser.add_argument("--engines", default="fast,python", help="comma-separated, in run order")
     parser.add_argument("--set", nargs="*", default=[], action="extend", dest="sets",

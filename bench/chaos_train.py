@@ -67,7 +67,7 @@ def config(algo: str) -> dict:
 
 
 def start(config_path: Path, out: Path, resume: bool) -> subprocess.Popen:
-    command = [sys.executable, "-m", "training.cli", "train", "--config", str(config_path),
+    command = [sys.executable, "-m", "crib_cli", "train", "--config", str(config_path),
                "--output-dir", str(out)] + (["--resume"] if resume else [])
     return subprocess.Popen(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

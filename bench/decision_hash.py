@@ -6,8 +6,9 @@ Run it before and after a change; every line must match. It records, from fixed 
   positions drawn from standard-vs-greedy games on ``crib_env.game.Game``;
 * the champion's decisions on the same positions (``act`` and ``act_batch``);
 * the expert's decisions in 500 of its own turns (expert vs standard games);
-* ``rollout_values`` on 150 play positions for each rollout policy, with the show and with the
-  opponent's plays read (``OpponentPlays``, ``miss=0.1``), and ``keep_pegging`` on 150 discards;
+* ``rollout_values`` on 150 play positions for each rollout policy (lowest, tactics), with the
+  show and with the opponent's plays read (``OpponentPlays``, ``miss=0.1``), and ``keep_pegging``
+  on 150 discards;
 * the JSON of ``crib evaluate --agent standard --opponent greedy --games 300 --seed 0`` less its
   timing keys.
 
@@ -30,9 +31,7 @@ from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
 from agents.registry import make_agent
 from agents.rollout import (
-    POLICY_LOOKAHEAD,
     POLICY_LOWEST,
-    POLICY_ROLLOUT,
     POLICY_TACTICS,
     OpponentPlays,
     keep_pegging,
@@ -107,7 +106,7 @@ def rollouts(plays: list, discards: list) -> dict[str, str]:
     out = {}
     step = max(1, len(plays) // ROLLOUT_POSITIONS)
     chosen = plays[::step][:ROLLOUT_POSITIONS]
-    for policy in (POLICY_ROLLOUT, POLICY_LOWEST, POLICY_LOOKAHEAD, POLICY_TACTICS):
+    for policy in (POLICY_LOWEST, POLICY_TACTICS):
         values = []
         for i, (view, legal, _) in enumerate(chosen):
             margin, win = rollout_values(view, legal, sims=60, seed=i, with_show=True,
@@ -136,7 +135,7 @@ def rollouts(plays: list, discards: list) -> dict[str, str]:
 def evaluate_json() -> str:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "e.json"
-        subprocess.run([sys.executable, "-m", "training.cli", "evaluate", "--agent", "standard",
+        subprocess.run([sys.executable, "-m", "crib_cli", "evaluate", "--agent", "standard",
                         "--opponent", "greedy", "--games", "300", "--seed", "0", "--json",
                         str(path)], check=True, capture_output=True)
         report = json.loads(path.read_text())

@@ -15,7 +15,7 @@ expert's card or ``--soft`` targets, Adam cosine to 0, batches of 512, as ``algo
 or score checkpoints with ``--checkpoint`` (repeatable).
 
 Usage: ``PYTHONPATH=. python bench/distill_probe.py --recording runs/distill_values --chunks 160
---steps 800000 --attention 2`` or ``... --checkpoint checkpoints/champion``.
+--steps 800000 --attention 2`` or ``... --checkpoint agents/checkpoints/champion``.
 """
 
 from __future__ import annotations

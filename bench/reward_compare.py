@@ -47,7 +47,7 @@ def main() -> None:
         config["eval"]["every"] = args.steps // 3
         path = args.output / f"{reward}.yaml"
         path.write_text(yaml.safe_dump(config))
-        subprocess.run([sys.executable, "-m", "training.cli", "train", "--config", str(path),
+        subprocess.run([sys.executable, "-m", "crib_cli", "train", "--config", str(path),
                         "--output-dir", str(args.output / "runs")], check=True)
         run = max((args.output / "runs").glob(f"*reward_{reward}__*"), key=lambda p: p.stat().st_mtime)
         evals = [json.loads(line) for line in (run / "evals.jsonl").read_text().splitlines()]

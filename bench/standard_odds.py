@@ -25,7 +25,7 @@ from agents.batch_obs import check_batch, raise_row_errors  # noqa: E402
 from agents.endgame import DEALER_TOTAL, PONE_TOTAL, _solve_win_table  # noqa: E402
 from agents.standard import StandardAgent  # noqa: E402
 from agents.standard_batch import standard_actions  # noqa: E402
-from training.cli_evaluate import print_report  # noqa: E402
+from crib_cli.evaluate import print_report  # noqa: E402
 from training.evaluate import evaluate  # noqa: E402
 
 MODEL = _solve_win_table(121, PONE_TOTAL, DEALER_TOTAL)

@@ -8,7 +8,7 @@ the core can be used without gymnasium or pettingzoo installed.
 
 from .kernel_cache import invalidate_stale_kernels
 
-invalidate_stale_kernels()
+invalidate_stale_kernels("crib_env")  # agents registers its own kernels (agents/__init__.py)
 
 from .cards import card_str, parse_card, parse_cards  # noqa: E402
 from .scoring import hand_events, play_events, score_hand, score_play  # noqa: E402

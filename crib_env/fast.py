@@ -70,8 +70,7 @@ Kernels (all ``@njit(cache=True)``; call them from Python or from other numba co
   of starters given by its rank and suit counts (the expected hand over the unseen starters).
 * ``random_actions(S, out)``: ``random_action`` for every row.
 
-``GameBatch`` (formerly ``FastGames``, still importable with a deprecation warning) wraps it all in
-a small Python class; ``load_game`` copies a plain ``Game`` into a row
+``GameBatch`` wraps it all in a small Python class; ``load_game`` copies a plain ``Game`` into a row
 and ``to_game`` makes a plain ``Game`` from a row (for rendering and ``encode``).
 
 Simulations (what a search agent does with this): copy the position into ``k`` rows
@@ -91,7 +90,6 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .cards import JACK, N_CARDS, N_RANKS, RANK_ARRAY, SUIT_ARRAY, VALUE_ARRAY
-from .deprecation import renamed_names
 from .game import (
     DEFAULT_TARGET,
     DISCARDS_PER_PLAYER,
@@ -1024,7 +1022,3 @@ class GameBatch:
         other._err = self._err.copy()
         return other
 
-
-#: old names kept importable for one release, each with a DeprecationWarning: old -> new
-DEPRECATED_NAMES = {"FastGames": "GameBatch"}
-__getattr__ = renamed_names(__name__, DEPRECATED_NAMES, __name__)

@@ -3,9 +3,12 @@
 Numba keys a cached kernel on its own source file only, but our kernels freeze module-level tables
 and layouts from other files (``cards.VALUE_ARRAY``, ``scoring.RANK_POINTS``, the observation
 offsets) into the compiled code. An edit to one of those files would leave stale machine code
-running. So the cache is tied to the source of every package that holds or feeds a kernel: on
-import, a digest of those sources is compared with the one stored beside the cache, and on any
-difference every cached kernel of those packages is deleted (numba then recompiles on first call).
+running. So each package that holds kernels ties its cache to its own sources and to those of
+the packages that feed its kernels: on import it calls ``invalidate_stale_kernels(itself, feeds)``,
+a digest of those sources is compared with the one stored in its ``__pycache__``, and on any
+difference every cached kernel of that package is deleted (numba then recompiles on first call).
+``crib_env`` does so for itself; each package above it that holds kernels registers itself the
+same way from its ``__init__``, so this module knows nothing of the packages that build on it.
 """
 
 from __future__ import annotations
@@ -15,18 +18,16 @@ import hashlib
 import importlib.util
 from pathlib import Path
 
-#: packages whose modules hold compiled kernels or the tables they freeze
-KERNEL_PACKAGES = ("crib_env", "agents")
-#: the digest file, in crib_env's own ``__pycache__``
+#: the digest file, in the owning package's own ``__pycache__``
 DIGEST_NAME = "kernel-sources.sha256"
 #: numba's cache files (index and compiled data)
 CACHE_SUFFIXES = (".nbi", ".nbc")
 
 
-def package_dirs() -> list[Path]:
-    """Source folders of the kernel packages, found without importing them."""
+def package_dirs(names: tuple[str, ...]) -> list[Path]:
+    """Source folders of the packages ``names``, found without importing them."""
     dirs = []
-    for name in KERNEL_PACKAGES:
+    for name in names:
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.submodule_search_locations:
             dirs.extend(Path(p) for p in spec.submodule_search_locations)
@@ -44,12 +45,14 @@ def sources_digest(dirs: list[Path]) -> str:
     return digest.hexdigest()
 
 
-def invalidate_stale_kernels() -> bool:
-    """Delete every cached kernel of the kernel packages if any of their sources changed since
-    the cache was written. Returns True when it deleted. A read-only install is left alone."""
-    dirs = package_dirs()
-    if not dirs:
+def invalidate_stale_kernels(package: str = "crib_env", feeds: tuple[str, ...] = ()) -> bool:
+    """Delete every cached kernel of ``package`` if its sources, or those of the packages in
+    ``feeds`` (whose tables and layouts its kernels freeze), changed since the cache was written.
+    Returns True when it deleted. A read-only install is left alone."""
+    owned = package_dirs((package,))
+    if not owned:
         return False
+    dirs = owned + package_dirs(tuple(f for f in feeds if f != package))
     cache = dirs[0] / "__pycache__"
     try:
         cache.mkdir(exist_ok=True)
@@ -66,7 +69,7 @@ def invalidate_stale_kernels() -> bool:
                 return False
         except OSError:
             pass
-        for folder in dirs:
+        for folder in owned:
             for path in folder.rglob("__pycache__/*"):
                 if path.suffix in CACHE_SUFFIXES:
                     path.unlink(missing_ok=True)

@@ -1,4 +1,6 @@
-"""The text board: both pegs, the count, the cards on the table and the last score events."""
+"""The text board: both pegs, the count, the cards on the table and the last score events, said as
+players say them (``table_talk``, ``spoken``: the env's own presentation, which its ``"ansi"``
+render needs; the person-facing talk of the play, ``crib_play.talk``, builds on them)."""
 
 from __future__ import annotations
 
@@ -6,9 +8,37 @@ from collections.abc import Sequence
 
 from .cards import cards_str
 from .game import PLAY, SHOW, STARTER, Game, LogEntry, Phase
-from .scoring import EVENT_KINDS, ScoreEvent, table_talk
+from .scoring import EVENT_KINDS, FIFTEEN, PAIR, RUN, ScoreEvent
 
 TRACK_WIDTH = 40
+
+_UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+          "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+          "eighteen", "nineteen")
+
+
+def spoken(n: int) -> str:
+    """A number as said aloud: 2 -> "two", 24 -> "twenty-four" (counts go up to 31)."""
+    if n < 20:
+        return _UNITS[n]
+    tens = {2: "twenty", 3: "thirty"}.get(n // 10, str(n - n % 10))
+    return tens if n % 10 == 0 else f"{tens}-{_UNITS[n % 10]}"
+
+
+def table_talk(events: Sequence[ScoreEvent]) -> str:
+    """Count events the way players say them: ``"fifteen two, fifteen four, a pair is six"``."""
+    total, said = 0, []
+    for event in events:
+        total += event.points
+        if event.kind == FIFTEEN:
+            said.append(f"fifteen {spoken(total)}")
+        elif event.kind == RUN:
+            said.append(f"a run of {len(event.cards)} is {spoken(total)}")
+        elif event.kind == PAIR:
+            said.append(f"a pair is {spoken(total)}")
+        else:
+            said.append(f"{event.kind} is {spoken(total)}")
+    return ", ".join(said)
 
 
 def _track(score: int, target: int) -> str:

@@ -82,35 +82,6 @@ class ScoreEvent(NamedTuple):
         return f"{name} for {self.points}{cards}"
 
 
-_UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-          "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-          "eighteen", "nineteen")
-
-
-def spoken(n: int) -> str:
-    """A number as said aloud: 2 -> "two", 24 -> "twenty-four" (counts go up to 31)."""
-    if n < 20:
-        return _UNITS[n]
-    tens = {2: "twenty", 3: "thirty"}.get(n // 10, str(n - n % 10))
-    return tens if n % 10 == 0 else f"{tens}-{_UNITS[n % 10]}"
-
-
-def table_talk(events: Sequence[ScoreEvent]) -> str:
-    """Count events the way players say them: ``"fifteen two, fifteen four, a pair is six"``."""
-    total, said = 0, []
-    for event in events:
-        total += event.points
-        if event.kind == FIFTEEN:
-            said.append(f"fifteen {spoken(total)}")
-        elif event.kind == RUN:
-            said.append(f"a run of {len(event.cards)} is {spoken(total)}")
-        elif event.kind == PAIR:
-            said.append(f"a pair is {spoken(total)}")
-        else:
-            said.append(f"{event.kind} is {spoken(total)}")
-    return ", ".join(said)
-
-
 # ----------------------------------------------------------------------------------------------
 # The show
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agents.registry import CHAMPION_PATH
+from agents.registry import SHIPPED_CHECKPOINTS
 
 CHECKPOINT_ROOTS = (Path("checkpoints"), Path("runs"))  # searched for checkpoints to offer
-SHIPPED_ROOT = CHAMPION_PATH.parent  # the package's checkpoints/: its direct folders are shipped
+SHIPPED_ROOT = SHIPPED_CHECKPOINTS  # agents/checkpoints/: its direct folders are shipped
 PAGE = 50  # other checkpoints listed per page (the page's list stays short; search finds the rest)
 
 
@@ -21,7 +21,7 @@ def _shown(path: Path) -> str:
 
 
 def shipped_checkpoints(root: Path = SHIPPED_ROOT) -> list[str]:
-    """The checkpoints that come with the package (``checkpoints/<name>/meta.json``), by name."""
+    """The checkpoints that come with the package (``agents/checkpoints/<name>/meta.json``)."""
     if not root.is_dir():
         return []
     return [_shown(p.parent.resolve()) for p in sorted(root.glob("*/meta.json"))]

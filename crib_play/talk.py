@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 
 from crib_env.cards import VALUE, card_str, cards_str
 from crib_env.game import DEAL, GAME_OVER, PLAY, SAID_GO, SHOW, STARTER, LogEntry
+from crib_env.render import spoken, table_talk
 from crib_env.scoring import (
     DOUBLE_PAIR_ROYAL,
     EVENT_KINDS,
@@ -28,8 +29,6 @@ from crib_env.scoring import (
     THIRTY_ONE,
     ScoreEvent,
     count_restarts,
-    spoken,
-    table_talk,
 )
 
 

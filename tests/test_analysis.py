@@ -12,11 +12,11 @@ from typer.testing import CliRunner
 
 from agents.analysis import analyze_discards
 from agents.card_features import crib_table
+from crib_cli.analyze import print_analysis
+from crib_cli.main import app
 from crib_env.cards import RANK, VALUE, parse_cards
 from crib_env.expected import crib_by_discard_ranks, expected_cribs
 from crib_env.scoring import score_hand, score_hands
-from training.cli import app
-from training.cli_analyze import print_analysis
 
 FIVES = parse_cards("5C 5D 5H 5S")
 

@@ -27,6 +27,7 @@ uvicorn = pytest.importorskip("uvicorn", reason="crib serve needs uvicorn (the p
 sync_api = pytest.importorskip("playwright.sync_api",
                                reason="playwright is not installed (the dev extra installs it)")
 
+from agents.registry import SHIPPED_CHECKPOINTS  # noqa: E402
 from crib_play.server import create_app  # noqa: E402
 from training.record import read_records, replay  # noqa: E402
 
@@ -201,7 +202,7 @@ def test_a_checkpoint_named_like_html_shows_as_text_and_runs_no_script(page, tmp
     """A checkpoint copied into ``runs/<img src=x onerror=alert(1)>``: offered by its name, played
     to the end (where the name goes into the result table), and no script from it ever runs."""
     hostile = tmp_path / "runs" / HOSTILE
-    shutil.copytree(Path(__file__).resolve().parents[1] / "checkpoints" / "scratch", hostile)
+    shutil.copytree(SHIPPED_CHECKPOINTS / "scratch", hostile)
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     app = create_app(checkpoint_roots=(tmp_path / "runs",))

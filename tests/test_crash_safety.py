@@ -18,9 +18,9 @@ import yaml
 from typer.testing import CliRunner
 
 from agents.learned import build_network, load_network
+from crib_cli.main import app
 from training import files
 from training.checkpoint import rng_state, save_checkpoint
-from training.cli import app
 from training.config import parse_config
 from training.recovery import evaluation_steps, recover_run, rewind_run, run_problems
 from training.trainer import train
@@ -214,7 +214,7 @@ def _stop_with(tmp_path: Path, data: dict, signum: int, group: bool) -> tuple[in
     output, run folder)."""
     config = write(tmp_path, data)
     out = tmp_path / "runs"
-    proc = subprocess.Popen([sys.executable, "-m", "training.cli", "train", "--config",
+    proc = subprocess.Popen([sys.executable, "-m", "crib_cli", "train", "--config",
                              str(config), "--output-dir", str(out)], cwd=ROOT, env=env(),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)

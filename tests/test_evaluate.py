@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from agents.base import RandomAgent, legal_cards
+from crib_cli.main import app
 from crib_env.observation import decode
 from crib_env.scoring import score_hands, score_play
-from training.cli import app
 from training.evaluate import (
     VOLATILE_KEYS,
     evaluate,

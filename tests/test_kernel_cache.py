@@ -51,12 +51,37 @@ def test_kernels_in_subpackages_are_covered(tmp_path, monkeypatch):
     (package / "testing" / "check.py").write_text("Y = 1\n")
     stale = package / "testing" / "__pycache__" / "check.replay-1.py311.nbi"
     stale.write_text("")
-    monkeypatch.setattr(kernel_cache, "package_dirs", lambda: [package])
-    assert kernel_cache.invalidate_stale_kernels()  # no digest yet: everything goes
+    monkeypatch.setattr(kernel_cache, "package_dirs", lambda names: [package] if names == ("pkg",) else [])
+    assert kernel_cache.invalidate_stale_kernels("pkg")  # no digest yet: everything goes
     assert not stale.exists()
     stale.write_text("")
-    assert not kernel_cache.invalidate_stale_kernels()  # nothing changed: the cache stays
+    assert not kernel_cache.invalidate_stale_kernels("pkg")  # nothing changed: the cache stays
     assert stale.exists()
     (package / "testing" / "check.py").write_text("Y = 2\n")
-    assert kernel_cache.invalidate_stale_kernels()
+    assert kernel_cache.invalidate_stale_kernels("pkg")
     assert not stale.exists()
+
+
+def test_a_package_above_registers_its_kernels_and_an_edit_below_drops_them(tmp_path, monkeypatch):
+    """A package that builds on another (as agents on crib_env) calls invalidate_stale_kernels for
+    itself with the other as a feed: an edit in the feed drops the upper package's kernels, and
+    the feed's own cache is its own business; kernel_cache names no package above crib_env."""
+    from crib_env import kernel_cache
+
+    folders = {name: tmp_path / name for name in ("upper", "lower")}
+    for folder in folders.values():
+        (folder / "__pycache__").mkdir(parents=True)
+        (folder / "m.py").write_text("X = 1\n")
+    upper_stale = folders["upper"] / "__pycache__" / "m.k-1.py311.nbc"
+    lower_cached = folders["lower"] / "__pycache__" / "m.k-1.py311.nbc"
+    monkeypatch.setattr(kernel_cache, "package_dirs",
+                        lambda names: [folders[n] for n in names if n in folders])
+    assert kernel_cache.invalidate_stale_kernels("upper", feeds=("lower",))  # no digest yet
+    upper_stale.write_text("")
+    lower_cached.write_text("")
+    assert not kernel_cache.invalidate_stale_kernels("upper", feeds=("lower",))
+    (folders["lower"] / "m.py").write_text("X = 2\n")
+    assert kernel_cache.invalidate_stale_kernels("upper", feeds=("lower",))
+    assert not upper_stale.exists() and lower_cached.exists()
+    source = Path(kernel_cache.__file__).read_text()
+    assert "agents" not in source and "training" not in source

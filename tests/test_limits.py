@@ -15,10 +15,11 @@ from typer.testing import CliRunner
 
 import crib_env
 from agents.learned import MAX_SIZES, CheckpointError, build_network, load_network, sha256_file
+from agents.registry import CHAMPION_PATH
+from crib_cli.main import app
 from crib_env.single import SingleAgentCribbageEnv
 from crib_env.vector import CribbageVectorEnv
 from training.checkpoint import save_checkpoint
-from training.cli import app
 from training.evaluate import evaluate
 from training.limits import MAX_GAMES
 
@@ -99,7 +100,7 @@ def test_a_network_size_over_the_limit_is_refused_before_allocation(tmp_path, ar
 def test_the_stated_network_limits_admit_every_shipped_config():
     assert MAX_SIZES == {"hidden": 4096, "context": 4096, "embed": 1024, "layers": 16,
                          "attention": 16}
-    net, meta = load_network("checkpoints/champion")
+    net, meta = load_network(CHAMPION_PATH)
     assert meta["arch_kwargs"]["attention"] == 2 and net is not None
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from crib_cli.main import app
 from crib_env import fast, raw_env
 from crib_env.cards import JACK, RANK_ARRAY
 from crib_env.odds import (
@@ -22,7 +23,6 @@ from crib_env.odds import (
 from crib_env.odds_dp import build_table, dealer_table, win_from_dealer
 from crib_env.single import SingleAgentCribbageEnv
 from crib_env.vector import CribbageVectorEnv
-from training.cli import app
 
 runner = CliRunner()
 

@@ -11,7 +11,8 @@ import pytest
 from agents.base import RandomAgent
 from crib_env.cards import VALUE, card_str
 from crib_env.game import Game, Phase
-from crib_env.scoring import FIFTEEN, GO, HEELS, LAST_CARD, PAIR, RUN, THIRTY_ONE, ScoreEvent, spoken
+from crib_env.render import spoken
+from crib_env.scoring import FIFTEEN, GO, HEELS, LAST_CARD, PAIR, RUN, THIRTY_ONE, ScoreEvent
 from crib_play.session import HUMAN, GameSession, MoveError
 from crib_play.talk import announcements, peg_talk, pegs
 from crib_play.terminal import play_terminal
@@ -252,7 +253,7 @@ def test_bad_record_files_are_named(tmp_path):
 def test_cli_replay_play_and_evaluate_record(tmp_path):
     from typer.testing import CliRunner
 
-    from training.cli import app
+    from crib_cli.main import app
 
     runner = CliRunner()
     path = tmp_path / "games.jsonl"

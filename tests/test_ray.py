@@ -15,7 +15,7 @@ import yaml
 from typer.testing import CliRunner
 
 from agents.registry import CHAMPION_PATH
-from training.cli import _bare_option, app
+from crib_cli.main import _bare_option, app
 from training.config import load_config
 from training.evaluate import evaluate
 from training.ray_backend import RayPool, RayUnavailableError, checkpoint_files, materialize

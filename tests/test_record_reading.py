@@ -10,8 +10,8 @@ import random
 import pytest
 from typer.testing import CliRunner
 
+from crib_cli.main import app
 from crib_env.game import Game
-from training.cli import app
 from training.limits import ACTIONS_PER_DEAL, MAX_RECORD_DEALS, MAX_RECORD_TARGET
 from training.record import (
     check_record,

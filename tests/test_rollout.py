@@ -120,6 +120,8 @@ def test_a_card_that_wins_the_game_counts_its_points_in_full():
         opp_cards_left=3, opp_said_go=False)
     margin, win = rollout_values(view, [five], sims=5, with_show=True, policy=POLICY_LOWEST)
     assert margin[0] == 2.0 and win[0] == 1.0
+    with pytest.raises(ValueError, match="unknown rollout policy 0"):
+        rollout_values(view, [five], sims=5, policy=0)  # the old heuristic policies are gone
 
 
 def test_opponent_hand_is_drawn_from_unseen_cards_that_did_not_fit_at_its_go():

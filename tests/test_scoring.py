@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from crib_env.cards import RANK, VALUE, parse_card, parse_cards
+from crib_env.render import table_talk
 from crib_env.scoring import (
     DOUBLE_PAIR_ROYAL,
     EVENT_KINDS,
@@ -31,7 +32,6 @@ from crib_env.scoring import (
     score_play,
     score_without_starter,
     show_score_distribution,
-    table_talk,
 )
 
 

@@ -39,7 +39,7 @@ KEYS = ["opponent", "seed", "target", "practice", "cards", "hand", "crib", "reco
 
 scalars = (st.none() | st.booleans() | st.integers() | st.integers(-3, 200)
            | st.floats(allow_nan=True) | st.text(max_size=12) | st.sampled_from(CARDS)
-           | st.sampled_from(["random", "greedy", "nobody", "/etc", "checkpoints/scratch"]))
+           | st.sampled_from(["random", "greedy", "nobody", "/etc", "agents/checkpoints/scratch"]))
 values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
                       | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=8)
 near_valid = st.dictionaries(st.sampled_from(KEYS), values | st.lists(st.sampled_from(CARDS),

@@ -27,6 +27,7 @@ with warnings.catch_warnings():  # starlette 1.x suggests httpx2 for its TestCli
 from fastapi import HTTPException  # noqa: E402
 
 import crib_play.server as server  # noqa: E402
+from agents.registry import SHIPPED_CHECKPOINTS  # noqa: E402
 from crib_env.game import Game  # noqa: E402
 from crib_play import limits  # noqa: E402
 from crib_play.store import MAX_GAMES_PER_CLIENT, MemoryStore  # noqa: E402
@@ -264,7 +265,7 @@ def test_every_shipped_checkpoint_is_listed_first_and_every_other_one_can_be_fou
         os.utime(folder, (1_000_000 + i, 1_000_000 + i))
     oldest = runs / "r00" / "best"
     shutil.rmtree(oldest)
-    shutil.copytree(ROOT / "checkpoints" / "scratch", oldest)  # a real one, on no first page
+    shutil.copytree(SHIPPED_CHECKPOINTS / "scratch", oldest)  # a real one, on no first page
     os.utime(oldest, (1, 1))
     client = TestClient(server.create_app(checkpoint_roots=(runs,)))
     data = client.get("/api/opponents").json()

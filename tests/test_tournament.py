@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from training.cli import app
+from crib_cli.main import app
 from training.tournament import bradley_terry, rating_intervals, tournament
 
 

@@ -22,10 +22,10 @@ from agents.learned import (
     network_input,
 )
 from agents.registry import make_agent
+from crib_cli.main import app
 from crib_env.game import Game
 from crib_env.observation import OBS_SIZE, OBSERVATION_VERSION, encode
 from training.checkpoint import load_training_state
-from training.cli import app
 from training.config import load_config, parse_config
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,7 +7,7 @@ win-odds table). ``summarize`` turns the games' results into an ``EvaluationRepo
 rate with a Wilson 95% interval (over pairs too in duplicate mode), mean final margin with a 95%
 interval, skunks, points per deal by role, regret and win chance added per deal.
 ``EvaluationReport.to_dict`` is the JSON of ``crib evaluate --json`` (DESIGN.md contract); the
-rich tables that print it belong to the command line (``training.cli_evaluate``).
+rich tables that print it belong to the command line (``crib_cli.evaluate``).
 
 Every figure except ``VOLATILE_KEYS`` is reproducible.
 """

@@ -15,7 +15,7 @@ This module checks the arguments and composes three parts, each with one job:
   on Ray (``training.ray_backend``);
 * ``training.eval_report``: one game's figures and the report (its JSON is ``to_dict``).
 
-The rich tables and ``crib evaluate`` itself are the command line's (``training.cli_evaluate``).
+The rich tables and ``crib evaluate`` itself are the command line's (``crib_cli.evaluate``).
 Every figure in the report except ``seconds``, ``games_per_second`` and ``workers`` is
 reproducible (``VOLATILE_KEYS``): the same seed gives the same report for any ``workers``.
 """

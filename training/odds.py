@@ -1,5 +1,5 @@
 """The win-odds table for ``crib odds``: build it, look a position up, draw it (the command itself,
-which prints, is ``training.cli_odds``).
+which prints, is ``crib_cli.odds``).
 
 * ``crib odds 95 100 --dealer [--json]``: P(win) for the player on 95 against 100 who deals next;
 * ``crib odds build [--traces N] [--seed S] [--output PATH]``: record N deal traces of standard

@@ -1,5 +1,4 @@
-"""SB3 ``VecEnv`` over the compiled vector env (``crib_env.vector.CribbageVectorEnv``): ``SB3VecEnv``
-(formerly ``training.fast_vec_env.FastVecEnv``, still importable there with a deprecation warning).
+"""SB3 ``VecEnv`` over the compiled vector env (``crib_env.vector.CribbageVectorEnv``): ``SB3VecEnv``.
 
 All ``num_envs`` games live in one process and step in one compiled call, instead of one Python
 ``SingleAgentCribbageEnv`` per env (``DummyVecEnv`` / ``SubprocVecEnv``). It speaks SB3's protocol:

@@ -3,7 +3,7 @@
 Every pair of agents plays ``games`` games through ``training.evaluate.evaluate`` (seats and first
 deal alternating, each pairing with its own seed derived from the tournament's). The result holds
 the win matrix, Bradley-Terry ratings on the Elo scale with 95% intervals, and draws a heatmap PNG;
-``crib tournament`` and its rich tables are the command line's (``training.cli_tournament``).
+``crib tournament`` and its rich tables are the command line's (``crib_cli.tournament``).
 
 Ratings: the Bradley-Terry model says agent i beats agent j with probability
 ``p_i / (p_i + p_j)``; the strengths are fitted by maximum likelihood (Hunter's MM iteration) and

@@ -65,7 +65,6 @@ from .interrupt import StopOnSignal, TrainingInterrupted
 from .recovery import EVALS_FILE, recover_run, rewind_run
 
 DEFAULT_OUTPUT = Path("checkpoints")
-BEAT_GREEDY = 0.57  # the win rate the issue asks of the champion against greedy
 
 
 def seed_everything(seed: int) -> None:
@@ -163,7 +162,6 @@ class Trainer:
         self.uses_pool = any(o.agent == "self" for o in cfg.opponents)
         self.best_score: float | None = None
         self.best_step: int | None = None
-        self.first_beat_greedy: dict[str, float] | None = None
         self.wall_before = 0.0  # training seconds of earlier sessions of this run (resume)
         self.last_eval: dict[str, Any] | None = None
         self.self_slots = None  # fast engine: the self-play slots to refresh after a snapshot
@@ -229,7 +227,6 @@ class Trainer:
         self.n_updates = int(training["n_updates"])
         self.best_score = training.get("best_score")
         self.best_step = training.get("best_step")
-        self.first_beat_greedy = training.get("first_beat_greedy")
         self.wall_before = float(training.get("wall_seconds", 0.0))
         self.last_eval = meta.get("eval")
         set_rng_state(rng)
@@ -252,7 +249,6 @@ class Trainer:
                 "n_updates": self.n_updates,
                 "best_score": self.best_score,
                 "best_step": self.best_step,
-                "first_beat_greedy": self.first_beat_greedy,
                 "wall_seconds": round(self.wall_seconds(), 1),
             },
             "eval": self.last_eval,
@@ -337,9 +333,6 @@ class Trainer:
             score = float(np.mean([r["win_rate"] for r in results.values()]))
         else:
             score = results[cfg.eval.best_by]["win_rate"]
-        greedy = results.get("greedy")
-        if greedy and greedy["win_rate"] >= BEAT_GREEDY and self.first_beat_greedy is None:
-            self.first_beat_greedy = {"step": steps, "wall_seconds": round(self.wall_seconds(), 1)}
         self.last_eval = {"step": steps, "score": score,
                           "win_rate": {o: r["win_rate"] for o, r in results.items()}}
         improved = self.best_score is None or score > self.best_score
@@ -452,7 +445,7 @@ class Trainer:
                 "time_split_seconds": {k: round(v, 1) for k, v in self.timings.items()},
                 "eval_seconds": round(self.eval_seconds, 1),
                 "wall_seconds": round(self.wall_seconds(), 1), "best_score": self.best_score,
-                "first_beat_greedy": self.first_beat_greedy, "last_eval": self.last_eval,
+                "last_eval": self.last_eval,
                 "interrupted_by": signal.Signals(self.stop.signum).name if self.stopping else None}
 
 
@@ -789,7 +782,7 @@ TRAINERS = {"ppo": PPOTrainer, "dmc": DMCTrainer, "distill": DistillTrainer}
 def final_evaluations(cfg: RunConfig, run_dir: Path) -> list[dict[str, Any]]:
     """The run's best checkpoint against each of ``eval.opponents`` (``eval.final_games`` games,
     ``eval.seed``): each report's JSON, in the config's order, for ``summary.json["final"]``
-    (``training.cli_train`` prints them as a table)."""
+    (``crib_cli.train`` prints them as a table)."""
     from .evaluate import evaluate
 
     best = resolve_checkpoint(run_dir)

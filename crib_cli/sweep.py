@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .sweep import RUNS_DIR, TUNE_DIR, load_space, sweep
+from training.sweep import RUNS_DIR, TUNE_DIR, load_space, sweep
 
 
 def print_ranking(ranking: list[dict[str, Any]], metric: str, sweep_dir: Path) -> None:

@@ -9,17 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from agents.learned import read_meta, resolve_checkpoint
-
-from .config import RunConfig, load_config
-from .interrupt import TrainingInterrupted
-from .trainer import train
+from training.config import RunConfig, load_config
+from training.interrupt import TrainingInterrupted
+from training.trainer import train
 
 
 def curve_table(run_dir: Path) -> Any:
     """The run's evaluations as a table: the learning curve, step by step."""
     from rich.table import Table
 
-    from .plots import read_evals
+    from training.plots import read_evals
 
     evals = read_evals(run_dir)
     opponents = sorted({o for line in evals for o in line["results"]})
@@ -56,7 +55,7 @@ def generations_table(run_dir: Path) -> Any:
     """``algo: exit``: each generation's network against the previous one and the opponents."""
     from rich.table import Table
 
-    from .exit import GENERATIONS_FILE
+    from training.exit import GENERATIONS_FILE
 
     lines = [json.loads(x) for x in (run_dir / GENERATIONS_FILE).read_text().splitlines() if x]
     names = list(lines[0]["results"]) if lines else []
@@ -84,7 +83,7 @@ def train_command(config: Path, output_dir: Path | None = None, resume: bool = F
         if cfg.algo not in ("distill", "exit"):
             raise ValueError(f"--ray: algo {cfg.algo!r} does not record games; only distill and "
                              f"exit do (crib sweep runs whole trainings on Ray)")
-        from .ray_backend import require_ray
+        from training.ray_backend import require_ray
 
         require_ray()
         cfg = cfg.model_copy(update={"distill": cfg.distill.model_copy(update={"ray": ray})})

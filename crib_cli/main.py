@@ -1,4 +1,6 @@
-"""The ``crib`` command line. Each command is a thin shell over a library function."""
+"""The ``crib`` command line. Each command is a thin shell over a library function; the
+command modules beside this one print what the library returns (the only package that imports
+``crib_play``: see tests/test_module_layout.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ def analyze(
     dealer: Annotated[bool, typer.Option("--dealer/--pone", help="whose crib it is")] = True,
 ) -> None:
     """Rank all 15 discards of a six-card hand by exact expected value."""
-    from training.cli_analyze import print_analysis
+    from crib_cli.analyze import print_analysis
 
     _run(lambda: print_analysis(cards, dealer=dealer))
 
@@ -41,7 +43,7 @@ def evaluate(
              "this machine's cluster, --ray HOST:PORT another (needs the optional 'ray' extra)")] = None,
 ) -> None:
     """Play AGENT against OPPONENT and report win rate and points per game with 95% intervals."""
-    from training.cli_evaluate import evaluate_command
+    from crib_cli.evaluate import evaluate_command
 
     _run(lambda: evaluate_command(agent, opponent, games=games, seed=seed, json_path=json_path,
                                   duplicate=duplicate, workers=workers, engine=engine,
@@ -60,7 +62,7 @@ def tournament(
              "this machine's cluster, --ray HOST:PORT another (needs the optional 'ray' extra)")] = None,
 ) -> None:
     """Round robin between agents: win-rate matrix, heatmap PNG and ratings."""
-    from training.cli_tournament import tournament_command
+    from crib_cli.tournament import tournament_command
 
     _run(lambda: tournament_command([a for a in agents.split(",") if a], games=games, seed=seed,
                                     output=output, workers=workers, ray=ray))
@@ -77,7 +79,7 @@ def train(
              "another (needs the optional 'ray' extra)")] = None,
 ) -> None:
     """Train an agent from a YAML config (algo ppo, dmc, distill or exit)."""
-    from training.cli_train import train_command
+    from crib_cli.train import train_command
 
     _run(lambda: train_command(config, output_dir=output_dir, resume=resume, ray=ray))
 
@@ -94,7 +96,7 @@ def sweep(
     resume: Annotated[bool, typer.Option(help="continue the interrupted sweep of this space")] = False,
 ) -> None:
     """Search training settings on Ray Tune, each trial a crib train run (optional 'ray' extra)."""
-    from training.cli_sweep import sweep_command
+    from crib_cli.sweep import sweep_command
 
     _run(lambda: sweep_command(config, space, samples=samples, address=ray,
                                output_dir=output_dir, resume=resume))
@@ -194,7 +196,7 @@ def odds(
     table: Annotated[Path | None, typer.Option(help="table file (default: the packaged one)")] = None,
 ) -> None:
     """Chance to win from a board position: `crib odds 95 100 --dealer`; `crib odds build`."""
-    from training.cli_odds import odds_command
+    from crib_cli.odds import odds_command
 
     _run(lambda: odds_command(args or [], dealer, json_out, plot_path, traces, seed, output, table))
 

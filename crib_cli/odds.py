@@ -9,9 +9,8 @@ from pathlib import Path
 from rich.console import Console
 
 from crib_env.odds import DEFAULT_TABLE, load_table
-
-from .files import check_output_file
-from .odds import build, endgame_cell, odds_report, plot
+from training.files import check_output_file
+from training.odds import build, endgame_cell, odds_report, plot
 
 
 def odds_command(args: list[str], dealer: bool | None, json_out: bool, plot_path: Path | None,

@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from .files import atomic_write_text, check_output_folder
-from .limits import check_games
-from .tournament import TournamentResult, tournament
+from training.files import atomic_write_text, check_output_folder
+from training.limits import check_games
+from training.tournament import TournamentResult, tournament
 
 
 def result_tables(result: TournamentResult) -> list[Any]:

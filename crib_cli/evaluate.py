@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .eval_plans import ROLES, SIDES
-from .eval_report import EvaluationReport
-from .evaluate import evaluate
-from .limits import check_games
+from training.eval_plans import ROLES, SIDES
+from training.eval_report import EvaluationReport
+from training.evaluate import evaluate
+from training.limits import check_games
 
 
 def report_tables(report: EvaluationReport) -> list[Any]:
@@ -94,7 +94,7 @@ def evaluate_command(agent: str, opponent: str, games: int, seed: int = 0,
     ``"auto"`` or an address joins a cluster); the report is the same."""
     from rich.console import Console
 
-    from .files import atomic_write_text, check_output_file
+    from training.files import atomic_write_text, check_output_file
 
     if json_path is not None:
         json_path = check_output_file(json_path, "--json")  # before any game is played
@@ -103,7 +103,7 @@ def evaluate_command(agent: str, opponent: str, games: int, seed: int = 0,
     check_games(games)
     pool = None
     if ray is not None:
-        from .ray_backend import RayPool
+        from training.ray_backend import RayPool
 
         pool = RayPool(ray, num_cpus=workers)
     try:
@@ -121,7 +121,7 @@ def evaluate_command(agent: str, opponent: str, games: int, seed: int = 0,
         atomic_write_text(json_path, report.to_json() + "\n")
         console.print(f"wrote {json_path}")
     if record_path is not None:
-        from .record import write_records
+        from training.record import write_records
 
         count = write_records(record_path, report.records)
         console.print(f"recorded {count} games to {record_path} (crib replay {record_path})")

@@ -1,0 +1,5 @@
+"""``python -m crib_cli ...`` runs the ``crib`` command."""
+
+from crib_cli.main import main
+
+main()
