@@ -215,7 +215,7 @@ def test_a_folder_and_a_read_only_folder_are_refused(tmp_path):
 def test_crib_play_keeps_the_game_and_continues_it_next_time(tmp_path):
     from typer.testing import CliRunner
 
-    from training.cli import app
+    from crib_cli.main import app
 
     games = tmp_path / "games.sqlite3"
     args = ["play", "--opponent", "random", "--db", str(games), "--player", "ann"]
@@ -238,7 +238,7 @@ def test_crib_play_keeps_the_game_and_continues_it_next_time(tmp_path):
 def test_crib_stats_says_when_there_is_no_games_file_and_makes_none(tmp_path):
     from typer.testing import CliRunner
 
-    from training.cli import app
+    from crib_cli.main import app
 
     missing = tmp_path / "none.sqlite3"
     result = CliRunner().invoke(app, ["stats", "--db", str(missing)])

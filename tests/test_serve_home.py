@@ -162,7 +162,7 @@ def test_statistics_after_three_scripted_games_equal_the_records_figures(app, tm
     app.state.games.db.close()
     from typer.testing import CliRunner
 
-    from training.cli import app as cli
+    from crib_cli.main import app as cli
 
     result = CliRunner().invoke(cli, ["stats", "--db", str(tmp_path / "games.sqlite3"),
                                       "--player", "Ann", "--json"])
@@ -212,7 +212,7 @@ def free_port() -> int:
 
 def start_server(db: Path, port: int) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen([sys.executable, "-m", "training.cli", "serve", "--port", str(port),
+    process = subprocess.Popen([sys.executable, "-m", "crib_cli", "serve", "--port", str(port),
                                 "--db", str(db)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 120
