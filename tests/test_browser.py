@@ -34,6 +34,20 @@ from training.record import read_records, replay  # noqa: E402
 CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 
 
+@contextlib.contextmanager
+def chromium():
+    """Debian's headless Chromium under Playwright (the test is skipped without one)."""
+    path = chromium_path()
+    if path is None:
+        pytest.skip("no Chromium binary (run `make browser`, or apt-get install chromium; "
+                    "CRIB_CHROMIUM=PATH names another)")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=path, headless=True,
+                                    args=["--no-sandbox", "--disable-dev-shm-usage"])
+        yield browser
+        browser.close()
+
+
 def chromium_path() -> str | None:
     """The Chromium binary: $CRIB_CHROMIUM, Debian's path, or one on PATH."""
     for candidate in (os.environ.get("CRIB_CHROMIUM"), *CHROMIUM_PATHS):
@@ -74,17 +88,10 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(server):
-    path = chromium_path()
-    if path is None:
-        pytest.skip("no Chromium binary (run `make browser`, or apt-get install chromium; "
-                    "CRIB_CHROMIUM=PATH names another)")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=path, headless=True,
-                                    args=["--no-sandbox", "--disable-dev-shm-usage"])
+    with chromium() as browser:
         page = browser.new_page(viewport={"width": 1100, "height": 900})
         page.set_default_timeout(15_000)
         yield page
-        browser.close()
 
 
 def shoot(page, name: str) -> None:

@@ -12,7 +12,7 @@ pytest.importorskip("uvicorn", reason="crib serve needs uvicorn (the play extra)
 sync_api = pytest.importorskip("playwright.sync_api",
                                reason="playwright is not installed (the dev extra installs it)")
 
-from test_browser import chromium_path, running, shoot  # noqa: E402
+from test_browser import chromium, running, shoot  # noqa: E402
 
 from crib_play.server import create_app  # noqa: E402
 
@@ -35,15 +35,8 @@ def finish_through(request, view: dict) -> dict:
 
 @pytest.fixture()
 def browser():
-    path = chromium_path()
-    if path is None:
-        pytest.skip("no Chromium binary (run `make browser`, or apt-get install chromium; "
-                    "CRIB_CHROMIUM=PATH names another)")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=path, headless=True,
-                                    args=["--no-sandbox", "--disable-dev-shm-usage"])
-        yield browser
-        browser.close()
+    with chromium() as launched:
+        yield launched
 
 
 def test_two_players_statistics_page_and_the_game_in_progress(browser, tmp_path):
