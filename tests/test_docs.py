@@ -111,8 +111,12 @@ def needs_ray(command: str) -> bool:
 
 def run_crib(args: list[str], work: Path, monkeypatch) -> tuple[int, str]:
     """`crib ARGS` in process (one import of torch and numba for all of them), from ``work``."""
+    from crib_cli.main import _bare_option
+    from training.ray_backend import LOCAL
+
     monkeypatch.chdir(work)
-    result = CliRunner().invoke(crib_app(), args)
+    # as `crib` itself does: a bare --ray means a local Ray
+    result = CliRunner().invoke(crib_app(), _bare_option(args, "--ray", LOCAL))
     output = result.output
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         output += "".join(traceback.format_exception(result.exception))
