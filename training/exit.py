@@ -31,13 +31,6 @@ GENERATION_FOLDER = "gen_{}"
 DONE_FILE = "generation.json"
 
 
-def teacher_spec(search: str, network: Path | str) -> str:
-    """The ``champion-search`` agent spec over ``network`` with the settings of ``search``."""
-    name, _, settings = search.partition(":")
-    parts = [p for p in settings.split(",") if p.strip()] + [f"net={network}"]
-    return f"{name}:{','.join(parts)}"
-
-
 def generation_config(cfg: RunConfig, generation: int, previous: Path | str,
                       folder: Path) -> RunConfig:
     """The distillation run of ``generation``: taught by the search over ``previous``, starting
@@ -46,7 +39,9 @@ def generation_config(cfg: RunConfig, generation: int, previous: Path | str,
     data = cfg.model_dump()
     data.update(algo="distill", name=f"{cfg.name}-gen{generation}", init_from=str(previous),
                 seed=cfg.seed + generation)
-    data["distill"].update(teacher=teacher_spec(cfg.exit.search, previous),
+    from agents.search import with_network
+
+    data["distill"].update(teacher=with_network(cfg.exit.search, previous),
                            recording=str(folder / "recording"))
     return RunConfig.model_validate(data)
 

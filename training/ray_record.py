@@ -24,20 +24,20 @@ Job = tuple[str, str, int, int, int]  # teacher, opponent, seed, chunk number, g
 def _search_network(spec: str) -> tuple[str, str] | None:
     """(the spec without its net=, the network) for a champion-search spec, else None."""
     from agents.registry import CHAMPION_PATH, SEARCH_NAME
+    from agents.search import SearchSettings, settings_without_network
 
     name, _, settings = spec.partition(":")
     if name != SEARCH_NAME:
         return None
-    parts = [p for p in settings.split(",") if p.strip()]
-    nets = [p.partition("=")[2].strip() for p in parts if p.strip().startswith("net=")]
-    rest = [p for p in parts if not p.strip().startswith("net=")]
-    return ",".join([name + (":" if rest else ""), *rest]).replace(":,", ":"), \
-        (nets[-1] if nets else str(CHAMPION_PATH))
+    rest = settings_without_network(spec)
+    base = f"{name}:{','.join(rest)}" if rest else name
+    return base, SearchSettings.parse(settings).net or str(CHAMPION_PATH)
 
 
 def _with_network(spec: str, folder: str) -> str:
-    base, _ = _search_network(spec)  # type: ignore[misc]
-    return f"{base}{',' if ':' in base else ':'}net={folder}"
+    from agents.search import with_network
+
+    return with_network(spec, folder)
 
 
 def shipped_files(spec: str) -> dict[str, bytes] | None:

@@ -99,6 +99,20 @@ class SearchSettings:
         return cls(**values)  # type: ignore[arg-type]
 
 
+def settings_without_network(spec: str) -> list[str]:
+    """The ``key=value`` settings of a ``champion-search:...`` spec, less any ``net=``."""
+    settings = spec.partition(":")[2]
+    return [p.strip() for p in settings.split(",") if p.strip() and
+            not p.strip().startswith("net=")]
+
+
+def with_network(spec: str, network: str | Path) -> str:
+    """The ``champion-search`` spec ``spec`` searching with the checkpoint ``network`` (its
+    ``net=`` replaced or added)."""
+    name = spec.partition(":")[0]
+    return f"{name}:{','.join([*settings_without_network(spec), f'net={network}'])}"
+
+
 #: sampled deals valued between two looks at the clock when a time budget is set
 BUDGET_CHUNK = 16
 
@@ -118,7 +132,6 @@ class ChampionSearchAgent:
         #: card -> the search's chance to win after laying it, at the last decision it searched
         #: (empty after discards and forced plays): the soft targets of expert iteration
         self.last_values: dict[int, float] = {}
-        self._wins: dict[int, np.ndarray] = {}
 
     def reset(self) -> None:
         self.history.clear()
@@ -149,7 +162,7 @@ class ChampionSearchAgent:
                                         MODEL_TABLES)
         weights = self._weights(view, kept, discards)
         position = play_position(view)
-        wins = self._win_table(view.target)
+        wins = win_table(view.target)
         candidates = np.asarray(legal, dtype=np.int64)
         chunk = BUDGET_CHUNK if s.budget_ms > 0 else s.sims
         total = np.zeros(candidates.size)
@@ -175,20 +188,12 @@ class ChampionSearchAgent:
                                             view.target, obs, masks, chosen)
         if not informative.any():
             return np.ones(n)
-        rows = np.flatnonzero(informative)
-        logits = np.zeros((len(chosen), ACTION_N), dtype=np.float32)
-        x = network_input_batch(obs[rows], masks[rows], self.policy.features)
+        x = network_input_batch(obs[informative], masks[informative], self.policy.features)
         with torch.inference_mode():
-            logits[rows] = self.policy.net(torch.from_numpy(x))[:, :ACTION_N].numpy()
-        masks[~informative, chosen[~informative]] = 1  # rows without a choice: weight 1
-        weights = play_likelihood(logits, masks, chosen, informative, n,
-                                  self.settings.floor, self.settings.temperature)
+            logits = self.policy.net(torch.from_numpy(x))[:, :ACTION_N].numpy()
+        weights = play_likelihood(logits, masks[informative], chosen[informative], informative,
+                                  n, self.settings.floor, self.settings.temperature)
         return weights if weights.sum() > 0 else np.ones(n)
-
-    def _win_table(self, target: int) -> np.ndarray:
-        if target not in self._wins:
-            self._wins[target] = win_table(target)
-        return self._wins[target]
 
 
 def load_search_agent(path: str | Path, settings: SearchSettings | None = None,

@@ -97,15 +97,16 @@ def opponent_observations(kept: np.ndarray, discards: np.ndarray, history: PlayH
 def play_likelihood(logits: np.ndarray, masks: np.ndarray, chosen: np.ndarray,
                     informative: np.ndarray, n_samples: int, floor: float,
                     temperature: float) -> np.ndarray:
-    """Per sample: the product over its rows of ``floor + (1 - floor) * p(chosen)``, ``p`` the
-    softmax of the legal logits at ``temperature``; the floor keeps an opponent that plays unlike
-    the network from ruling out its true hand."""
+    """Per sample: the product over its informative rows of ``floor + (1 - floor) * p(chosen)``,
+    ``p`` the softmax of the legal logits at ``temperature``; ``logits``, ``masks`` and ``chosen``
+    hold the informative rows only (``informative`` marks them among all rows, sample by sample).
+    The floor keeps an opponent that plays unlike the network from ruling out its true hand."""
     z = np.where(masks > 0, logits.astype(np.float64) / temperature, -np.inf)
     z -= z.max(axis=1, keepdims=True)
     p = np.exp(z)
     p /= p.sum(axis=1, keepdims=True)
-    picked = p[np.arange(len(chosen)), chosen]
-    factor = np.where(informative, floor + (1.0 - floor) * picked, 1.0)
+    factor = np.ones(informative.size)
+    factor[informative] = floor + (1.0 - floor) * p[np.arange(len(chosen)), chosen]
     return factor.reshape(n_samples, -1).prod(axis=1)
 
 

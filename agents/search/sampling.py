@@ -13,6 +13,7 @@ from crib_env.fast import DISC, HAND, NDISC, NHAND
 from crib_env.game import DISCARDS_PER_PLAYER, KEEP_SIZE
 
 from ..opponent_model import ModelTables, OpponentCards, sample_opponent
+from ..rollout import _card_bits
 from .solve import new_stack, solve_after
 
 _KEEP_SIZE = KEEP_SIZE
@@ -41,14 +42,6 @@ def draw_opponents(opponent: OpponentCards, n: int, seed: int, model: bool, opp_
 
 
 @njit(cache=True)
-def _bits(cards):
-    bits = 0
-    for c in cards:
-        bits |= 1 << c
-    return bits
-
-
-@njit(cache=True)
 def solved_values(position: np.ndarray, candidates: np.ndarray, kept: np.ndarray,
                   discards: np.ndarray, n_laid: int, wins: np.ndarray) -> np.ndarray:
     """(candidates, samples): player 0's chance to win after laying each candidate in each
@@ -59,9 +52,9 @@ def solved_values(position: np.ndarray, candidates: np.ndarray, kept: np.ndarray
     row = position.copy()
     stack = new_stack()
     for s in range(kept.shape[0]):
-        row[HAND + 1] = _bits(kept[s, n_laid:])
+        row[HAND + 1] = _card_bits(kept[s, n_laid:])
         row[NHAND + 1] = kept.shape[1] - n_laid
-        row[DISC + 1] = _bits(discards[s])
+        row[DISC + 1] = _card_bits(discards[s])
         row[NDISC + 1] = discards.shape[1]
         for c in range(candidates.size):
             out[c, s] = solve_after(row, candidates[c], wins, stack)

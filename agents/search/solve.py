@@ -33,6 +33,7 @@ from crib_env.fast import (
     WINNER,
     apply_action,
     legal_bits,
+    nth_card,
 )
 
 _RANK = RANK_ARRAY.astype(np.int64)
@@ -85,11 +86,8 @@ def solve(S, wins):
     alpha[0], beta[0] = -1.0, 2.0
     while True:
         if remaining[d] != 0 and alpha[d] < beta[d]:
-            low = remaining[d] & -remaining[d]
-            remaining[d] ^= low
-            card = 0
-            while (low >> card) != 1:
-                card += 1
+            card = nth_card(remaining[d], 0)
+            remaining[d] &= remaining[d] - 1
             rank_bit = np.int64(1) << _RANK[card]
             if ranks[d] & rank_bit:
                 continue
