@@ -25,6 +25,7 @@ from typing import Any
 
 from .config import RunConfig
 from .files import atomic_write_text
+from .runs import has_run
 
 GENERATIONS_FILE = "generations.jsonl"
 GENERATION_FOLDER = "gen_{}"
@@ -44,11 +45,6 @@ def generation_config(cfg: RunConfig, generation: int, previous: Path | str,
     data["distill"].update(teacher=with_network(cfg.exit.search, previous),
                            recording=str(folder / "recording"))
     return RunConfig.model_validate(data)
-
-
-def _has_run(folder: Path, name: str) -> bool:
-    return folder.exists() and any(p.is_dir() and len(p.name.split("__")) == 4
-                                   and p.name.split("__")[1] == name for p in folder.iterdir())
 
 
 def _evaluation(path: Path, agent: str, opponent: str, cfg: RunConfig) -> dict[str, Any]:
@@ -81,8 +77,7 @@ def run_generation(cfg: RunConfig, run_dir: Path, generation: int, previous: Pat
         return Path(line["checkpoint"]), line
     gen_cfg = generation_config(cfg, generation, previous, folder)
     started = time.time()
-    resume = _has_run(folder, gen_cfg.name)
-    gen_run = train(gen_cfg, output_dir=folder, resume=resume)
+    gen_run = train(gen_cfg, output_dir=folder, resume=has_run(folder, gen_cfg.name))
     network = resolve_checkpoint(gen_run)
     fitted = time.time()
     evaluations = {"previous": _evaluation(folder / "eval_previous.json", str(network),

@@ -171,17 +171,14 @@ def run_trial(params: dict[str, Any], base: dict[str, Any], space: dict[str, Any
     by ``Tuner.restore`` finds its run folder and resumes it from ``latest``."""
     from ray import tune
 
-    from .trainer import find_run_to_resume, train
+    from .runs import has_run
+    from .trainer import train
 
     if os.path.isdir(cwd):
         os.chdir(cwd)  # Tune starts trials in their own folder; configs' relative paths need this
     cfg = trial_config(base, SweepSpace.model_validate(space), params)
     out = Path(runs_root) / tune.get_context().get_trial_id()
-    try:
-        find_run_to_resume(out, cfg.name)
-        resume = True
-    except FileNotFoundError:
-        resume = False
+    resume = has_run(out, cfg.name)
 
     def report(line: dict[str, Any]) -> None:
         metrics = {"step": line["step"], "score": line["score"],

@@ -42,7 +42,6 @@ import subprocess
 import time
 from collections import deque
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +62,7 @@ from .config import SELF, STATEFUL_OPPONENTS, RunConfig, dump_config
 from .files import append_line, atomic_write_text, check_output_folder, remove_folder
 from .interrupt import StopOnSignal, TrainingInterrupted
 from .recovery import EVALS_FILE, recover_run, rewind_run
+from .runs import find_run_to_resume, run_name
 
 DEFAULT_OUTPUT = Path("checkpoints")
 
@@ -109,22 +109,6 @@ def make_env(rank: int, config: dict[str, Any], pool_dir: str | None, worker: bo
     return Monitor(CardFeatureWrapper(env, cfg.policy.features))
 
 
-def run_name(cfg: RunConfig) -> str:
-    return f"{cfg.env_id}__{cfg.name}__{cfg.seed}__{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-
-
-def find_run_to_resume(output_dir: Path, name: str) -> Path:
-    """The newest run folder under ``output_dir`` made by config ``name`` (it may have no
-    ``latest/`` yet if it was killed before its first save)."""
-    candidates = []
-    if output_dir.exists():
-        for run in output_dir.iterdir():
-            parts = run.name.split("__")
-            if len(parts) == 4 and parts[1] == name and run.is_dir():
-                candidates.append(run)
-    if not candidates:
-        raise FileNotFoundError(f"--resume: no run of config {name!r} under {output_dir}")
-    return max(candidates, key=lambda p: p.name.split("__")[3])
 
 
 
