@@ -94,6 +94,27 @@ def test_values_of_all_samples_together_equal_one_sample_at_a_time():
         np.testing.assert_array_equal(alone[:, 0], together[:, s])
 
 
+def test_throw_values_match_minimax_over_the_rules_engine():
+    from agents.search.discard import discard_position, throw_values
+
+    six = parse_cards("5H 5D JS 6C 7C KD")
+    kept = np.array([parse_cards("2C 3D 8H 9S")], dtype=np.int64)
+    thrown = np.array([parse_cards("QH TC")], dtype=np.int64)
+    throws = np.array([parse_cards("5H 5D"), parse_cards("6C KD"), parse_cards("JS KD")])
+    for scores, starter in (((100, 104), "JC"), ((40, 30), "4S"), ((117, 119), "5C")):
+        position = discard_position(*scores, 121, is_dealer=False)
+        values = throw_values(position, np.array(six), throws, kept, thrown,
+                              np.array(parse_cards(starter)), WINS)[:, 0]
+        for throw, value in zip(throws, values, strict=True):
+            game = Game(seed=0, first_dealer=1, single_deal=True, deals=[{
+                "hands": {"player_0": six, "player_1": [*kept[0], *thrown[0]]},
+                "starter": parse_cards(starter)[0]}])
+            game.scores = list(scores)
+            for card in [*throw, *thrown[0]]:  # the pone (player 0) throws first
+                game.step(int(card))
+            assert value == pytest.approx(_python_value(game, 0)), (scores, starter, throw)
+
+
 def test_settings_from_the_name_and_their_errors():
     agent = make_agent("champion-search:sims=16,floor=0.2,model=0", seed=0)
     assert agent.settings == SearchSettings(sims=16, floor=0.2, model=False)
@@ -103,6 +124,8 @@ def test_settings_from_the_name_and_their_errors():
         make_agent("champion-search:sims=many")
     with pytest.raises(ValueError, match="sims must be at least 1"):
         make_agent("champion-search:sims=0")
+    with pytest.raises(ValueError, match="discard_sims must not be negative"):
+        make_agent("champion-search:discard_sims=-1")
 
 
 class KeepAndLowest:
@@ -155,10 +178,9 @@ def test_decisions_do_not_depend_on_the_hidden_cards():
     keep = parse_cards("2C 3D 8H 9S")
     six_a = keep + parse_cards("QH TC")
     six_b = keep + parse_cards("AD 9C")  # other discards: the agent cannot see them in the play
-    seen_a, laid_a, values_a = _first_deal(make_agent("champion-search:sims=32", seed=5), six_a,
-                                           keep)
-    seen_b, laid_b, values_b = _first_deal(make_agent("champion-search:sims=32", seed=5), six_b,
-                                           keep)
+    spec = "champion-search:sims=32,discard_sims=8"  # the discards searched too
+    seen_a, laid_a, values_a = _first_deal(make_agent(spec, seed=5), six_a, keep)
+    seen_b, laid_b, values_b = _first_deal(make_agent(spec, seed=5), six_b, keep)
     assert len(seen_a) == len(seen_b) >= 5
     for a, b in zip(seen_a, seen_b, strict=True):
         np.testing.assert_array_equal(a, b)  # the same observations ...
@@ -172,7 +194,7 @@ def test_legal_and_reproducible_under_a_seed():
 
     games = []
     for _ in range(2):
-        agent = make_agent("champion-search:sims=8", seed=11)
+        agent = make_agent("champion-search:sims=8,discard_sims=4", seed=11)
         game = play_game(agent, make_agent("standard", seed=3), game_plan(7, 0), target=61)
         games.append([(r.hands, r.discards, r.pegging) for r in game.records])
     assert games[0] == games[1] and len(games[0]) >= 2

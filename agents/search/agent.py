@@ -1,7 +1,8 @@
 """``champion-search``: a network's choices checked by search over sampled deals.
 
-Discards are the network's own (its discards lose about 0.004 points to the exact analyzer's).
-In the play, for each legal card:
+Discards are the network's own (its discards lose about 0.004 points to the exact analyzer's)
+unless ``discard_sims`` is set: then each throw is valued by the chance to win after the whole
+deal over that many sampled deals (``agents.search.discard``). In the play, for each legal card:
 
 1. ``sims`` deals of the opponent's hidden cards are drawn from the cards the player has not seen,
    consistently with its plays and its go (``agents.opponent_model.sample_opponent``: kept the way
@@ -20,6 +21,7 @@ earlier observations in the deal: the hidden cards are sampled, never read.
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -27,14 +29,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from crib_env.game import Phase
+from crib_env.game import DISCARDS_PER_PLAYER, KEEP_SIZE, Phase
 from crib_env.observation import decode
 
 from ..base import legal_cards
 from ..endgame import win_table
 from ..learned import ACTION_N, LearnedAgent, network_input_batch
-from ..opponent_model import MODEL_TABLES, OpponentPlays, opponent_cards
+from ..opponent_model import MODEL_TABLES, OpponentCards, OpponentPlays, opponent_cards
 from ..rollout import play_position
+from .discard import discard_position, draw_deals, throw_values
 from .inference import new_rows, opponent_observations, play_likelihood
 from .sampling import draw_opponents, solved_values
 
@@ -56,6 +59,9 @@ class SearchSettings:
     #: stop adding sampled deals once a decision has taken this long (0: no limit). With a limit
     #: the choices depend on the machine's speed, so a seed no longer fixes them.
     budget_ms: float = 0.0
+    #: sampled deals per discard decision, each throw valued over the whole deal
+    #: (``agents.search.discard``); 0: the network's own discards
+    discard_sims: int = 0
     #: the checkpoint whose network the search uses (empty: the shipped champion); expert
     #: iteration names each generation's network here
     net: str = ""
@@ -63,6 +69,9 @@ class SearchSettings:
     def __post_init__(self) -> None:
         if self.sims < 1:
             raise ValueError(f"champion-search: sims must be at least 1, got {self.sims}")
+        if self.discard_sims < 0:
+            raise ValueError(f"champion-search: discard_sims must not be negative, got "
+                             f"{self.discard_sims}")
         if not 0.0 <= self.floor <= 1.0:
             raise ValueError(f"champion-search: floor must be in 0..1, got {self.floor}")
         if self.temperature <= 0:
@@ -141,6 +150,8 @@ class ChampionSearchAgent:
         view = decode(observation)
         self.history.update(view)
         self.last_values = {}
+        if view.phase == Phase.DISCARD and self.settings.discard_sims > 0 and legal.size > 1:
+            return self.discard(view, observation, action_mask)
         if view.phase == Phase.DISCARD or legal.size == 1:
             return self.policy.act(observation, action_mask)
         values = self.play_values(view, legal)
@@ -151,6 +162,28 @@ class ChampionSearchAgent:
             return int(close[0])
         logits = self.policy.logits(observation, action_mask)
         return int(close[int(np.argmax(logits[close]))])
+
+    def discard(self, view, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The next card of the throw with the best chance to win over the sampled deals; throws
+        within ``tolerance`` of it are decided by the network's logits."""
+        thrown = list(view.discards)
+        hand = [*view.hand, *thrown]
+        throws = np.array([pair for pair in itertools.combinations(hand, DISCARDS_PER_PLAYER)
+                           if set(thrown) <= set(pair)], dtype=np.int64)
+        s = self.settings
+        opponent = OpponentCards(np.array(view.unseen, dtype=np.int64),
+                                 np.ones(len(view.unseen), dtype=np.bool_), KEEP_SIZE,
+                                 np.zeros(0, dtype=np.int64))
+        position = discard_position(view.own_score, view.opp_score, view.target, view.is_dealer)
+        deals = draw_deals(opponent, s.discard_sims, int(self.rng.integers(2**31 - 1)), s.model,
+                           not view.is_dealer, MODEL_TABLES)
+        values = throw_values(position, np.array(hand, dtype=np.int64), throws, *deals,
+                              win_table(view.target)).mean(axis=1)
+        logits = self.policy.logits(observation, action_mask)
+        close = np.flatnonzero(values >= values.max() - s.tolerance)
+        left = [[c for c in throws[t] if c not in thrown] for t in close]
+        chosen = max(range(close.size), key=lambda i: sum(logits[c] for c in left[i]))
+        return int(max(left[chosen], key=lambda c: logits[c]))
 
     def play_values(self, view, legal: np.ndarray) -> np.ndarray:
         """Each legal card's weighted mean chance to win over the sampled deals."""
