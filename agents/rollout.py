@@ -257,14 +257,20 @@ def rollout_values(view: ObservationView, candidates: list[int], sims: int = 200
 
 
 @njit(cache=True)
-def deal_rollouts(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_deal: bool,
-                  sims: int, seed: int, policy: int, model: bool,
-                  tables: ModelTables) -> np.ndarray:
-    """Mean pegging margin of a whole play for each kept four (rows of ``keeps``, with the
-    matching ``discards``): the opponent's six drawn from ``pool`` and kept by the model (or its
-    four drawn uniformly), a starter cut from the rest, the play simulated; the same draws for
-    every row."""
-    margin = np.zeros(keeps.shape[0])
+def deal_outcomes(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_deal: bool,
+                  sims: int, seed: int, policy: int, model: bool, tables: ModelTables,
+                  own: int, opp: int, target: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The whole deal from the discard, ``sims`` times for each kept four (rows of ``keeps``,
+    with the matching ``discards``), the player on ``own`` and the opponent on ``opp`` in a game
+    to ``target``: the opponent's six drawn from ``pool`` and kept by the model (or its four drawn
+    uniformly), a starter cut from the rest, the play and the show by fast's rules (the game
+    ending where a score reaches the target); the same draws for every row. Returns, per row and
+    simulation, the pegging margin (own - opponent's), both scores after the deal, and the winner
+    (-1: nobody yet)."""
+    n_rows = keeps.shape[0]
+    margin = np.zeros((n_rows, sims), dtype=np.int64)
+    scores = np.zeros((n_rows, sims, 2), dtype=np.int64)
+    winner = np.full((n_rows, sims), -1, dtype=np.int64)
     dealer = 0 if i_deal else 1
     S, hands, sizes, seq, unseen, n_unseen, reply, picks, used = _scratch(pool.size)
     # a fresh deal: the opponent holds four of the pool, any of them, and has laid none
@@ -284,7 +290,7 @@ def deal_rollouts(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_d
                     starter != opp_hands[sim, 2] and starter != opp_hands[sim, 3]:
                 break
         starters[sim] = starter
-    for row in range(keeps.shape[0]):
+    for row in range(n_rows):
         np.random.seed(seed + 1)
         for sim in range(sims):
             for i in range(_KEEP_SIZE):
@@ -304,21 +310,41 @@ def deal_rollouts(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_d
             n_unseen[0] = pool.size - 1
             n_unseen[1] = pool.size - 1
             sizes[0], sizes[1] = _KEEP_SIZE, _KEEP_SIZE
-            # The deal by the rules: both sixes and the starter, pone's discards, the dealer's, the
-            # cut; no target (a game never ends in the play).
+            # The deal by the rules: both sixes and the starter, pone's discards, the dealer's,
+            # the cut (his heels), the play, the show.
             S[0, :] = 0
             S[0, DEALER] = dealer
             S[0, WINNER] = -1
-            S[0, TARGET] = 1 << 30
+            S[0, TARGET] = target
+            S[0, SCORE] = own
+            S[0, SCORE + 1] = opp
             set_deal(S, 0, _card_bits(keeps[row]) | _card_bits(discards[row]),
                      _card_bits(opp_hands[sim]) | _card_bits(opp_discards[sim]), starters[sim])
             for d in range(_DISCARDS):
                 apply_action(S, 0, discards[row, d] if dealer == 1 else opp_discards[sim, d])
             for d in range(_DISCARDS):
                 apply_action(S, 0, discards[row, d] if dealer == 0 else opp_discards[sim, d])
-            play_out(S, hands, sizes, seq, -1, policy, unseen, n_unseen, reply)
-            margin[row] += S[0, PEG] - S[0, PEG + 1]
-    return margin / sims
+            if S[0, WINNER] < 0:  # his heels can end the game at the cut
+                play_out(S, hands, sizes, seq, -1, policy, unseen, n_unseen, reply)
+            margin[row, sim] = S[0, PEG] - S[0, PEG + 1]
+            scores[row, sim, 0] = S[0, SCORE]
+            scores[row, sim, 1] = S[0, SCORE + 1]
+            winner[row, sim] = S[0, WINNER]
+    return margin, scores, winner
+
+
+#: a target no deal reaches: the pegging alone, the game never ends in it
+_NO_TARGET = 1 << 30
+
+
+def deal_rollouts(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_deal: bool,
+                  sims: int, seed: int, policy: int, model: bool,
+                  tables: ModelTables) -> np.ndarray:
+    """Mean pegging margin of a whole play for each kept four (``deal_outcomes`` with no
+    target)."""
+    margin, _, _ = deal_outcomes(keeps, discards, pool, i_deal, sims, seed, policy, model,
+                                 tables, 0, 0, _NO_TARGET)
+    return margin.mean(axis=1)
 
 
 def keep_pegging(hand6: tuple[int, ...], keeps: list[tuple[int, ...]],
@@ -333,8 +359,35 @@ def keep_pegging(hand6: tuple[int, ...], keeps: list[tuple[int, ...]],
                          MODEL_TABLES)
 
 
+def keep_win_chances(hand6: tuple[int, ...], keeps: list[tuple[int, ...]],
+                     unseen: np.ndarray | list[int], dealer: bool, own: int, opp: int,
+                     target: int, sims: int = 2000, seed: int = 0,
+                     policy: int = POLICY_TACTICS, model: bool = True
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """``(chance, stderr)`` for each kept four of ``hand6``: the chance to win the game after the
+    rest of this deal is simulated ``sims`` times (``deal_outcomes``: the opponent's cards and the
+    starter drawn from ``unseen``, both sides pegging by ``policy``), each simulation worth 1 or 0
+    when a score reaches the target in the deal, else the ``endgame.win_table`` chance at the
+    scores it ends on with the other side dealing next; ``stderr`` is the standard error of that
+    mean over the simulations."""
+    _check_policy(policy)
+    if sims < 2:
+        raise ValueError(f"sims must be at least 2 (a standard error needs two), got {sims}")
+    discards = [[c for c in hand6 if c not in keep] for keep in keeps]
+    _, scores, winner = deal_outcomes(np.array(keeps, dtype=np.int64),
+                                      np.array(discards, dtype=np.int64),
+                                      np.asarray(unseen, dtype=np.int64), dealer, sims, seed,
+                                      policy, model, MODEL_TABLES, own, opp, target)
+    wins = win_table(target)
+    deals_next = 0 if dealer else 1  # the deal passes to the other side
+    last = target - 1
+    value = wins[np.minimum(scores[..., 0], last), np.minimum(scores[..., 1], last), deals_next]
+    value = np.where(winner == 0, 1.0, np.where(winner == 1, 0.0, value))
+    return value.mean(axis=1), value.std(axis=1, ddof=1) / np.sqrt(sims)
+
+
 __all__ = ["MODEL_DRAWS", "MODEL_TABLES", "OPPONENT_CRIB", "POLICIES", "POLICY_LOWEST",
            "POLICY_TACTICS", "SEQ_ROOM", "ModelTables", "OpponentCards",
-           "OpponentPlays", "PlayHistory", "consistency", "deal_rollouts", "go_count",
-           "keep_pegging", "model_keep", "opponent_cards", "opponent_pool", "play_out",
-           "play_position", "rollout_values", "rollouts", "sample_opponent", "tactic_value"]
+           "OpponentPlays", "PlayHistory", "consistency", "deal_outcomes", "deal_rollouts",
+           "go_count", "keep_pegging", "keep_win_chances", "model_keep", "opponent_cards",
+           "opponent_pool", "play_out", "play_position", "rollout_values", "rollouts", "sample_opponent", "tactic_value"]

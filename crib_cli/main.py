@@ -17,11 +17,19 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 def analyze(
     cards: Annotated[list[str], typer.Argument(help="six cards, e.g. 5H 5D JS 6C 7C KD")],
     dealer: Annotated[bool, typer.Option("--dealer/--pone", help="whose crib it is")] = True,
+    score: Annotated[tuple[int, int] | None, typer.Option(
+        help="YOURS THEIRS: add each throw's chance to win from this board position (the rest "
+             "of the deal simulated, then the win-odds table)")] = None,
+    sims: Annotated[int | None, typer.Option(
+        help="with --score: simulations of the rest of the deal per throw (default 2000)")] = None,
+    seed: Annotated[int, typer.Option(help="with --score: seed of the simulations", min=0)] = 0,
+    json_out: Annotated[bool, typer.Option("--json", help="print the figures as JSON")] = False,
 ) -> None:
     """Rank all 15 discards of a six-card hand by exact expected value."""
     from crib_cli.analyze import print_analysis
 
-    _run(lambda: print_analysis(cards, dealer=dealer))
+    _run(lambda: print_analysis(cards, dealer=dealer, score=score, sims=sims, seed=seed,
+                                json_out=json_out))
 
 
 @app.command()

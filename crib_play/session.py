@@ -26,7 +26,7 @@ from crib_env.game import DEAL, DEFAULT_TARGET, GAME_OVER, SHOW, Game, IllegalAc
 from crib_env.observation import encode
 from crib_env.scoring import EVENT_KINDS, ScoreEvent, last_card_points, score_play
 
-from .chances import throw_win_chances, win_chance
+from .chances import ANALYSIS_SIMS, throw_win_chances, win_chance
 from .talk import Announcement, announcements, pegs, show_talk
 
 HUMAN, AGENT = 0, 1
@@ -359,7 +359,9 @@ class GameSession:
 
     def analysis(self) -> dict[str, Any]:
         """What the person's choices are worth now: in the discard, the 15 throws with expected
-        hand, crib and net (the exact analyzer); in the play, the points each legal card pegs."""
+        hand, crib and net (the exact analyzer) and each throw's chance to win at the board
+        (``chances.throw_win_chances``, ``ANALYSIS_SIMS`` simulations, with the standard error);
+        in the play, the points each legal card pegs."""
         g = self.game
         if g.phase == Phase.DISCARD:
             chance, note = win_chance(g.scores[HUMAN], g.scores[AGENT], g.dealer == HUMAN,
@@ -371,11 +373,13 @@ class GameSession:
             raise MoveError("nothing to analyze: it is not your move", 409)
         if g.phase == Phase.DISCARD and len(g.hands[HUMAN]) == 6:
             options = analyze_discards(g.hands[HUMAN], dealer=g.dealer == HUMAN)
-            wins = throw_win_chances(g, HUMAN)
-            out.update(kind="discard", options=[{
+            wins = throw_win_chances(g.hands[HUMAN], g.dealer == HUMAN, g.scores[HUMAN],
+                                     g.scores[AGENT], g.target, ANALYSIS_SIMS)
+            out.update(kind="discard", sims=ANALYSIS_SIMS, options=[{
                 "throw": [card_str(c) for c in o.discard], "keep": [card_str(c) for c in o.keep],
                 "hand": round(o.hand, 3), "crib": round(o.crib, 3), "net": round(o.net, 3),
-                "win_chance": round(wins[frozenset(o.discard)], 4)} for o in options])
+                "win_chance": round(wins[frozenset(o.discard)].chance, 4),
+                "win_stderr": round(wins[frozenset(o.discard)].stderr, 4)} for o in options])
             return out
         plays = []
         for card in self.legal_cards():
