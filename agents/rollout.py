@@ -390,4 +390,5 @@ __all__ = ["MODEL_DRAWS", "MODEL_TABLES", "OPPONENT_CRIB", "POLICIES", "POLICY_L
            "POLICY_TACTICS", "SEQ_ROOM", "ModelTables", "OpponentCards",
            "OpponentPlays", "PlayHistory", "consistency", "deal_outcomes", "deal_rollouts",
            "go_count", "keep_pegging", "keep_win_chances", "model_keep", "opponent_cards",
-           "opponent_pool", "play_out", "play_position", "rollout_values", "rollouts", "sample_opponent", "tactic_value"]
+           "opponent_pool", "play_out", "play_position", "rollout_values", "rollouts",
+           "sample_opponent", "tactic_value"]

@@ -190,6 +190,27 @@ def replay(
     _run(lambda: replay_command(file, game=game))
 
 
+@app.command()
+def review(
+    file: Annotated[Path, typer.Argument(help="recorded games (crib evaluate --record, crib play)")],
+    game: Annotated[int, typer.Option(help="which game of the file, from 0")] = 0,
+    seat: Annotated[int, typer.Option(help="whose decisions: 0 (players[0], the person in "
+                                           "games of crib play and crib serve) or 1")] = 0,
+    sims: Annotated[int, typer.Option(
+        help="simulations of the rest of the deal per throw")] = 2000,
+    agent: Annotated[str, typer.Option(
+        help="the agent that values each play (champion-search, with settings after a colon)")]
+        = "champion-search",
+    seed: Annotated[int, typer.Option(help="seed of the simulations and the agent", min=0)] = 0,
+    json_out: Annotated[bool, typer.Option("--json", help="print the review as JSON")] = False,
+) -> None:
+    """Review a recorded game: each decision, the best choice, and the chance to win of each."""
+    from crib_play.review_report import review_command
+
+    _run(lambda: review_command(file, game=game, seat=seat, sims=sims, agent=agent, seed=seed,
+                                json_out=json_out))
+
+
 @app.command(context_settings={"allow_interspersed_args": True})
 def odds(
     args: Annotated[list[str] | None, typer.Argument(
