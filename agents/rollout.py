@@ -256,7 +256,7 @@ def rollout_values(view: ObservationView, candidates: list[int], sims: int = 200
                     (history or OpponentPlays()).arrays(), miss)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # a server's review thread must not hold up its requests
 def deal_outcomes(keeps: np.ndarray, discards: np.ndarray, pool: np.ndarray, i_deal: bool,
                   sims: int, seed: int, policy: int, model: bool, tables: ModelTables,
                   own: int, opp: int, target: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -7,7 +7,8 @@ application_id`` = ``APPLICATION_ID`` marks the file as ours):
 - ``players``: a name, and the SHA-256 of the player's secret cookie token (none for players of
   the terminal, whose file is their own);
 - ``games``: who plays whom, the seed and settings the game and the agent were created from, and,
-  once finished, the game's ``training.record`` (JSON) and its statistics summary;
+  once finished, the game's ``training.record`` (JSON), its statistics summary and, once computed,
+  its review (``crib_play.review``);
 - ``commands``: every accepted request that changed a game (a move, a continue, a claim), in order,
   with a fingerprint of the game after it. Replaying them on a session re-created from the seed
   rebuilds the game and the agent's memory exactly (``crib_play.saved``).
@@ -52,6 +53,9 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE games ADD COLUMN client TEXT",  # the address that made it (its cap)
         "CREATE INDEX games_by_player ON games(player_id, over, finished)",
         "CREATE INDEX games_by_client ON games(client, over)",
+    ),
+    3: (  # the game review (crib_play.review), computed in the background once the game ends
+        "ALTER TABLE games ADD COLUMN review TEXT",
     ),
 }
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -1,6 +1,6 @@
 """The player's home in ``crib serve``: who is asking (``player_of``, ``player_or_new``), and the
-routes ``GET /api/player/games`` (the player's games in progress), ``GET/POST /api/player``,
-``GET /api/stats``, ``GET /api/stats/plot.svg`` and the page ``GET /stats``
+routes ``GET /api/player/games`` (the player's games in progress, and the newest finished ones),
+``GET/POST /api/player``, ``GET /api/stats``, ``GET /api/stats/plot.svg`` and the page ``GET /stats``
 (``add_home_routes``).
 
 A request is the player whose token its ``COOKIE`` holds. Only ``POST /api/games`` and
@@ -22,6 +22,7 @@ from .stats import game_summary, player_stats, win_rate_svg
 
 STATIC = resources.files("crib_play") / "static"
 COOKIE_AGE = 5 * 365 * 24 * 3600  # seconds: a player's browser keeps its name for years
+FINISHED_LISTED = 50  # finished games listed on the statistics page, each with its review
 
 
 class PlayerName(BaseModel):
@@ -70,10 +71,26 @@ def games_in_progress(games: Any, player: Player | None) -> list[str]:
     return [gid for _, gid in sorted(mine, reverse=True)]
 
 
+def latest_finished(games: Any, player: Player | None) -> list[dict[str, Any]]:
+    """``player``'s newest ``FINISHED_LISTED`` finished games, newest first: ``{id, opponent,
+    scores, winner, reviewed}`` (seat 0 is the player)."""
+    if player is None:
+        return []
+    if hasattr(games, "latest_finished"):
+        return games.latest_finished(player.id, FINISHED_LISTED)
+    mine = sorted(((g.touched, gid, g) for gid, g in games.items()
+                   if g.player == player.id and g.session.over), reverse=True)
+    return [{"id": gid, "opponent": g.session.opponent_name, "scores": list(g.session.game.scores),
+             "winner": g.session.game.winner, "reviewed": g.review is not None}
+            for _, gid, g in mine[:FINISHED_LISTED]]
+
+
 def add_home_routes(app: FastAPI, games: Any) -> None:
     @app.get("/api/player/games")
     def my_games(request: Request) -> dict[str, Any]:
-        return {"in_progress": games_in_progress(games, player_of(request, games))}
+        player = player_of(request, games)
+        return {"in_progress": games_in_progress(games, player),
+                "finished": latest_finished(games, player)}
 
     @app.get("/api/player")
     def who(request: Request) -> dict[str, Any]:

@@ -10,6 +10,7 @@ with a status and a ``{"detail": reason}`` that names the limit; no error answer
   actions, player names), checked before it is replayed.
 - ``ExpensivePool``: replays and analyses run on their own few threads, with a bounded queue, so
   that however many of them arrive, moves and reads of other games keep their threads.
+- Reviews (``review_jobs.ReviewJobs``): one thread, a bounded queue and a cap per client.
 - ``SecurityHeaders``: the Content-Security-Policy and friends sent with every answer.
 """
 
@@ -41,10 +42,20 @@ MAX_RECORD_TARGET = DEFAULT_TARGET
 MAX_RECORD_DEALS = 2 * MAX_RECORD_TARGET - 1
 MAX_RECORD_ACTIONS = 12 * MAX_RECORD_DEALS
 MAX_PLAYER_NAME = 200  # names are sent back in the replay's answer
-# Expensive requests (replays, analyses; reviews when they come): two at a time leave the other
-# core of a small machine to the moves; a few more may wait, beyond that the answer is 503.
+# Expensive requests (replays, analyses): two at a time leave the other core of a small machine
+# to the moves; a few more may wait, beyond that the answer is 503.
 EXPENSIVE_WORKERS = 2
 EXPENSIVE_QUEUE = 16
+# Game reviews (``review_jobs``) take seconds to a minute each: one at a time, on a thread of their
+# own, so that they never hold the threads of moves or analyses; REVIEW_QUEUE more may wait (503
+# past it), at most MAX_REVIEWS_PER_CLIENT of them one player's or one address's (429 past it:
+# a client cannot fill the queue by finishing short games or sending records).
+REVIEW_WORKERS = 1
+REVIEW_QUEUE = 16
+MAX_REVIEWS_PER_CLIENT = 3
+# Reviews of recorded games sent by a browser are kept in memory for it to fetch, the newest
+# REVIEWS_KEPT of them (a review is about 30 KB); a stored game's review is kept with the game.
+REVIEWS_KEPT = 64
 # Every answer: scripts only from this server's files (no inline script or handler, no eval),
 # nothing loaded from elsewhere, no framing.
 CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; "

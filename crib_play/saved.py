@@ -1,6 +1,6 @@
 """``SavedStore``: the games store of ``crib serve --db`` and ``crib play --db``, the same
-methods as ``store.MemoryStore`` (``add``, ``get``, ``saved``, ``items``, ``count``, ``players``)
-on a ``db.GameDB``.
+methods as ``store.MemoryStore`` (``add``, ``get``, ``saved``, ``items``, ``count``, ``players``,
+``review_of``, ``save_review``) on a ``db.GameDB``.
 
 A game is kept as what it was created from (opponent, seed, target, practice) and the list of
 commands it accepted (``crib_play.commands``). ``saved`` commits each command before the server
@@ -157,6 +157,29 @@ class SavedStore:
         return [{"id": r[0], "player": r[1], "opponent": r[2], "finished": r[3],
                  "record": json.loads(r[4]), "summary": json.loads(r[5]) if r[5] else None}
                 for r in rows]
+
+    def latest_finished(self, player: str, limit: int) -> list[dict[str, Any]]:
+        """``player``'s newest ``limit`` finished games, newest first: ``{id, opponent, scores,
+        winner, reviewed}`` (scores and winner from the record's own seats)."""
+        rows = self.db.read("SELECT id, opponent, record, review IS NOT NULL FROM games WHERE "
+                            "player_id = ? AND over = 1 ORDER BY finished DESC, created DESC "
+                            "LIMIT ?", (int(player), int(limit)))
+        out = []
+        for game_id, opponent, record, reviewed in rows:
+            record = json.loads(record)
+            out.append({"id": game_id, "opponent": opponent, "scores": record["scores"],
+                        "winner": record["winner"], "reviewed": bool(reviewed)})
+        return out
+
+    def review_of(self, game_id: str) -> dict[str, Any] | None:
+        """The game's stored review, or None."""
+        rows = self.db.read("SELECT review FROM games WHERE id = ?", (game_id,))
+        return json.loads(rows[0][0]) if rows and rows[0][0] else None
+
+    def save_review(self, game_id: str, review: dict[str, Any]) -> None:
+        with self.db.write() as conn:
+            conn.execute("UPDATE games SET review = ? WHERE id = ?",
+                         (json.dumps(review, separators=(",", ":")), game_id))
 
     # -- inside ------------------------------------------------------------------------------------
 

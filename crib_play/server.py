@@ -11,15 +11,19 @@ file (``crib serve --db``; every accepted move committed before its answer, a fu
 caps, no eviction of anyone's game (issue 27). Each game belongs to the player of the browser
 that made it (``home``: a secret token in an HttpOnly cookie); to anyone else its id is 404.
 ``limits`` holds every limit and says why.
-Replays and analyses run on ``limits.ExpensivePool``, a few threads of their own, so they never
-take the threads that serve moves. Every answer carries a Content-Security-Policy that allows
-scripts only from ``/static`` (the page inserts every text from the server as text, never HTML).
+Replays and analyses run on ``limits.ExpensivePool``, a few threads of their own, and reviews on
+``review_jobs.ReviewJobs``' one thread, so they never take the threads that serve moves. Every
+answer carries a Content-Security-Policy that allows scripts only from ``/static`` (the page
+inserts every text from the server as text, never HTML).
 
 Endpoints (JSON): ``GET /api/opponents`` [?search=&offset=&limit=]; ``POST /api/games``
 {opponent, seed?, target?, practice?}; ``GET /api/games/{id}``; ``POST /api/games/{id}/move``
 {cards: [..]}; ``POST /api/games/{id}/continue``; ``POST /api/games/{id}/claim`` {hand, crib?};
 ``GET /api/games/{id}/analysis``; ``POST /api/replay`` {record} -> every position of a recorded
-game, both hands visible; ``GET /api/player/games`` (the player's games in progress), ``GET/POST
+game, both hands visible; ``GET /api/games/{id}/review`` (the finished game's review, computed in
+the background when it ends: 200 with it, 202 while computing), ``POST /api/review`` {record} and
+``GET /api/reviews/{id}`` (the review of a recorded game; ``review_jobs``); ``GET
+/api/player/games`` (the player's games in progress and finished ones), ``GET/POST
 /api/player`` {name}, ``GET /api/stats``, ``GET /api/stats/plot.svg`` and the page ``/stats``
 (``home``). The page itself is ``static/`` (plain HTML, JS and CSS, no build step).
 """
@@ -46,6 +50,8 @@ from .checkpoints import CHECKPOINT_ROOTS, PAGE, checkpoint_page, find_checkpoin
 from .db import DatabaseFileError, StorageFull
 from .home import add_home_routes, player_of, player_or_new
 from .replays import replay_frames
+from .review import REVIEW_SIMS, ReviewSettings
+from .review_jobs import ReviewJobs, record_key
 from .session import MAX_CLAIM, GameSession, MoveError
 from .store import MemoryStore
 
@@ -78,6 +84,10 @@ class Replay(_Strict):
     record: dict[str, Any]
 
 
+class ReviewRequest(_Strict):
+    record: dict[str, Any]
+
+
 def client_of(request: Request) -> str:
     """Who is asking, for the per-client cap: the address (issue 25's player token will do better
     behind a proxy, where every request has the proxy's address)."""
@@ -86,12 +96,13 @@ def client_of(request: Request) -> str:
 
 def create_app(record_path: Path | None = None, checkpoint_roots: tuple[Path, ...] | None = None,
                store: Any = None, expensive: limits.ExpensivePool | None = None,
-               db_path: Path | None = None) -> FastAPI:
+               db_path: Path | None = None, reviews: ReviewJobs | None = None) -> FastAPI:
     """The web app. ``record_path``: append every finished game there (``training.record``);
     ``checkpoint_roots``: where to look for checkpoints besides the shipped ones (default
     ``checkpoints/`` and ``runs/``); ``store``, ``expensive``: the games and the expensive pool
     (defaults as ``store`` and ``limits`` state); ``db_path``: keep the games in this SQLite
-    file (``saved.SavedStore``) instead of in memory."""
+    file (``saved.SavedStore``) instead of in memory; ``reviews``: the background game reviews
+    (default ``review_jobs.ReviewJobs()``, ``review.REVIEW_SIMS`` simulations a throw)."""
     app = FastAPI(title="crib serve", docs_url=None, redoc_url=None)  # docs need inline scripts
     app.add_middleware(limits.SecurityHeaders)
     app.add_middleware(limits.BodyLimit)  # outermost: nothing reads a body past the limit
@@ -104,9 +115,11 @@ def create_app(record_path: Path | None = None, checkpoint_roots: tuple[Path, ..
         store = SavedStore(db_path)
     games = MemoryStore() if store is None else store
     pool = limits.ExpensivePool() if expensive is None else expensive
+    jobs = ReviewJobs(ReviewSettings(sims=REVIEW_SIMS)) if reviews is None else reviews
     recorded: set[str] = set()
     app.state.games = games  # for tests and tools that check the page against the engine
     app.state.expensive = pool
+    app.state.reviews = jobs
 
     def answer(game_id: str, session: GameSession, ended: bool = True) -> dict[str, Any]:
         # ``ended``: this request may have ended the game (a finished game read again after a
@@ -139,7 +152,19 @@ def create_app(record_path: Path | None = None, checkpoint_roots: tuple[Path, ..
                 raise HTTPException(507, str(err)) from err
             except DatabaseFileError as err:
                 raise HTTPException(503, str(err)) from err
+            if game.session.over and not was_over:
+                start_review(game_id, game.session, owner(request), quiet=True)
             return answer(game_id, game.session, ended=not was_over)
+
+    def start_review(game_id: str, session: GameSession, client: str, quiet: bool) -> None:
+        """Queue the game's review (kept with the game when done); ``quiet``: a full queue or
+        cap is no error now (the review is queued again when it is asked for)."""
+        try:
+            jobs.submit(("game", game_id), session.record(), client,
+                        on_done=lambda review: games.save_review(game_id, review))
+        except HTTPException:
+            if not quiet:
+                raise
 
     @app.get("/", response_class=HTMLResponse)
     def index() -> str:
@@ -213,6 +238,58 @@ def create_app(record_path: Path | None = None, checkpoint_roots: tuple[Path, ..
                                      f"{limits.clip(str(err), 4 * limits.MAX_ECHO)}") from err
         return {"players": record["players"], "frames": frames,
                 "scores": record["scores"], "winner": record.get("winner")}
+
+    def review_answer(state: str, value: Any, response: Response) -> dict[str, Any]:
+        if state == "failed":
+            raise HTTPException(500, f"the review failed: {value}")
+        if state == "done":
+            return {"status": "done", "review": value}
+        response.status_code = 202  # the page asks again in a moment
+        return {"status": "computing"}
+
+    @app.get("/api/games/{game_id}/review")
+    def game_review(game_id: str, request: Request, response: Response) -> dict[str, Any]:
+        """The finished game's review: 200 with it, or 202 while it is computed."""
+        game = games.get(game_id, owner(request))
+        stored = games.review_of(game_id)
+        if stored is not None:
+            return {"status": "done", "review": stored}
+        if not game.session.over:
+            raise HTTPException(409, "the game is not over: a review is of a finished game")
+        state, value = jobs.state(("game", game_id))
+        if state == "none":
+            start_review(game_id, game.session, owner(request), quiet=False)
+            state, value = jobs.state(("game", game_id))
+            stored = games.review_of(game_id)
+            if stored is not None:  # done while we looked
+                return {"status": "done", "review": stored}
+        return review_answer("computing" if state == "none" else state, value, response)
+
+    @app.post("/api/review")
+    async def review_recorded(body: ReviewRequest, request: Request,
+                              response: Response) -> dict[str, Any]:
+        """Review a recorded game (``training.record``, players[0]'s decisions): 202 with the
+        ``id`` to ask ``GET /api/reviews/{id}`` for, or 200 with the review if it is done."""
+        from training.record import replay as replay_record
+
+        record = body.record
+        limits.check_record(record)
+        try:
+            await pool.run(replay_record, record)  # a record that does not replay is refused now
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError) as err:
+            raise HTTPException(400, f"not a replayable game record: "
+                                     f"{limits.clip(str(err), 4 * limits.MAX_ECHO)}") from err
+        key = record_key(record)
+        jobs.submit(key, record, client_of(request))
+        return {"id": key[1], **review_answer(*jobs.state(key), response)}
+
+    @app.get("/api/reviews/{review_id}")
+    def recorded_review(review_id: str, response: Response) -> dict[str, Any]:
+        state, value = jobs.state(("record", review_id[:64]))
+        if state == "none":
+            raise HTTPException(404, f"no review {limits.clip(review_id, 64)!r} (send the record "
+                                     f"to POST /api/review; a few dozen are kept)")
+        return {"id": review_id, **review_answer(state, value, response)}
 
     add_home_routes(app, games)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")

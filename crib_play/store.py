@@ -36,6 +36,7 @@ class StoredGame:
     touched: float = 0.0
     player: str | None = None  # whose game it is: nobody else may read or move it
     stale: bool = False  # its last command could not be saved: the store rebuilds it
+    review: dict | None = None  # its review (crib_play.review), once computed
 
     # (session, lock), as the tools and tests that read app.state.games had it
     def __iter__(self) -> Iterator:
@@ -101,6 +102,17 @@ class MemoryStore:
     def items(self) -> list[tuple[str, StoredGame]]:
         with self._lock:
             return list(self._games.items())
+
+    def review_of(self, game_id: str) -> dict | None:
+        with self._lock:
+            game = self._games.get(game_id)
+            return game.review if game is not None else None
+
+    def save_review(self, game_id: str, review: dict) -> None:
+        with self._lock:
+            game = self._games.get(game_id)
+            if game is not None:  # an expired game's review has nowhere to go
+                game.review = review
 
     def count(self, client: str | None = None) -> int:
         with self._lock:
