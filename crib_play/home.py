@@ -18,7 +18,7 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from .players import COOKIE, NameTaken, Player
-from .stats import game_summary, player_stats, win_rate_svg
+from .stats import game_summary, over_time_svg, player_stats
 
 STATIC = resources.files("crib_play") / "static"
 COOKIE_AGE = 5 * 365 * 24 * 3600  # seconds: a player's browser keeps its name for years
@@ -120,7 +120,7 @@ def add_home_routes(app: FastAPI, games: Any) -> None:
     @app.get("/api/stats/plot.svg")
     def plot(request: Request) -> Response:
         figures = player_stats(finished_summaries(games, player_of(request, games)))
-        return Response(win_rate_svg(figures), media_type="image/svg+xml",
+        return Response(over_time_svg(figures), media_type="image/svg+xml",
                         headers={"Cache-Control": "no-store"})
 
     @app.get("/stats", response_class=HTMLResponse)

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import queue as queues
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from fastapi import HTTPException
@@ -36,14 +36,19 @@ def record_key(record: dict[str, Any]) -> Key:
 class ReviewJobs:
     """Reviews waiting, running, failed, and (for recorded games) done; thread-safe."""
 
-    def __init__(self, settings: ReviewSettings | None = None,
+    def __init__(self, settings: ReviewSettings | None = None, eager: bool = False,
                  workers: int = limits.REVIEW_WORKERS, queue: int = limits.REVIEW_QUEUE,
                  per_client: int = limits.MAX_REVIEWS_PER_CLIENT,
                  kept: int = limits.REVIEWS_KEPT) -> None:
+        """``eager``: review every game of the store as it ends (``crib serve``), not only when
+        its review is asked for."""
         self.settings = settings or ReviewSettings()
+        self.eager = eager
         self.queue, self.per_client, self.kept = queue, per_client, kept
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="review")
-        self._lock = threading.Lock()
+        self.workers = workers
+        self._jobs: queues.Queue = queues.Queue()
+        self._lock = threading.Condition()
+        self._threads: list[threading.Thread] = []  # started with the first job
         self._pending: dict[Key, str] = {}  # key -> client
         self._failed: OrderedDict[Key, str] = OrderedDict()
         self._done: OrderedDict[Key, dict[str, Any]] = OrderedDict()  # recorded games' reviews
@@ -65,7 +70,15 @@ class ReviewJobs:
                                          f"{self.per_client}); wait for one")
             self._pending[key] = client
             self._failed.pop(key, None)
-        self._pool.submit(self._run, key, record, on_done)
+            while len(self._threads) < self.workers:  # daemons: a review never holds up the exit
+                thread = threading.Thread(target=self._work, name="review", daemon=True)
+                thread.start()
+                self._threads.append(thread)
+        self._jobs.put((key, record, on_done))
+
+    def _work(self) -> None:
+        while True:
+            self._run(*self._jobs.get())
 
     def _run(self, key: Key, record: dict[str, Any],
              on_done: Callable[[dict[str, Any]], None] | None) -> None:
@@ -79,6 +92,7 @@ class ReviewJobs:
                 while len(self._failed) > self.kept:
                     self._failed.popitem(last=False)
                 self._pending.pop(key, None)
+                self._lock.notify_all()
             return
         with self._lock:
             if on_done is None:
@@ -86,6 +100,7 @@ class ReviewJobs:
                 while len(self._done) > self.kept:
                     self._done.popitem(last=False)
             self._pending.pop(key, None)
+            self._lock.notify_all()
 
     def state(self, key: Key) -> tuple[str, Any]:
         """("done", review) for a recorded game's review kept here, ("computing", None),
@@ -99,9 +114,7 @@ class ReviewJobs:
                 return "failed", self._failed[key]
             return "none", None
 
-    def wait(self, timeout: float | None = None) -> None:
-        """Until every job queued so far has finished (for tests and tools)."""
-        self._pool.submit(lambda: None).result(timeout)
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until no review waits or runs (for tests and tools); False if ``timeout`` came first."""
+        with self._lock:
+            return self._lock.wait_for(lambda: not self._pending, timeout)

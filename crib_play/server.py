@@ -19,7 +19,8 @@ inserts every text from the server as text, never HTML).
 Endpoints (JSON): ``GET /api/opponents`` [?search=&offset=&limit=]; ``POST /api/games``
 {opponent, seed?, target?, practice?}; ``GET /api/games/{id}``; ``POST /api/games/{id}/move``
 {cards: [..]}; ``POST /api/games/{id}/continue``; ``POST /api/games/{id}/claim`` {hand, crib?};
-``GET /api/games/{id}/analysis``; ``POST /api/replay`` {record} -> every position of a recorded
+``GET /api/games/{id}/analysis``; ``GET /api/board`` [?target=] (the peg board's holes,
+``board``); ``POST /api/replay`` {record} -> every position of a recorded
 game, both hands visible; ``GET /api/games/{id}/review`` (the finished game's review, computed in
 the background when it ends: 200 with it, 202 while computing), ``POST /api/review`` {record} and
 ``GET /api/reviews/{id}`` (the review of a recorded game; ``review_jobs``); ``GET
@@ -46,6 +47,7 @@ from agents.registry import AGENT_NAMES
 from crib_env.game import DEFAULT_TARGET
 
 from . import commands, limits
+from .board import board_layout
 from .checkpoints import CHECKPOINT_ROOTS, PAGE, checkpoint_page, find_checkpoints
 from .db import DatabaseFileError, StorageFull
 from .home import add_home_routes, player_of, player_or_new
@@ -102,7 +104,8 @@ def create_app(record_path: Path | None = None, checkpoint_roots: tuple[Path, ..
     ``checkpoints/`` and ``runs/``); ``store``, ``expensive``: the games and the expensive pool
     (defaults as ``store`` and ``limits`` state); ``db_path``: keep the games in this SQLite
     file (``saved.SavedStore``) instead of in memory; ``reviews``: the background game reviews
-    (default ``review_jobs.ReviewJobs()``, ``review.REVIEW_SIMS`` simulations a throw)."""
+    (default ``review.REVIEW_SIMS`` simulations a throw, each game reviewed when its review is
+    asked for; ``crib serve`` reviews every game as it ends)."""
     app = FastAPI(title="crib serve", docs_url=None, redoc_url=None)  # docs need inline scripts
     app.add_middleware(limits.SecurityHeaders)
     app.add_middleware(limits.BodyLimit)  # outermost: nothing reads a body past the limit
@@ -152,7 +155,7 @@ def create_app(record_path: Path | None = None, checkpoint_roots: tuple[Path, ..
                 raise HTTPException(507, str(err)) from err
             except DatabaseFileError as err:
                 raise HTTPException(503, str(err)) from err
-            if game.session.over and not was_over:
+            if game.session.over and not was_over and jobs.eager:
                 start_review(game_id, game.session, owner(request), quiet=True)
             return answer(game_id, game.session, ended=not was_over)
 
@@ -226,6 +229,11 @@ def create_app(record_path: Path | None = None, checkpoint_roots: tuple[Path, ..
                     raise HTTPException(err.status, str(err)) from err
 
         return await pool.run(analyse)
+
+    @app.get("/api/board")
+    def board(target: Annotated[int, Query(ge=2, le=DEFAULT_TARGET)] = DEFAULT_TARGET
+              ) -> dict[str, Any]:
+        return board_layout(target)
 
     @app.post("/api/replay")
     async def replay(body: Replay) -> dict[str, Any]:
@@ -320,4 +328,6 @@ def serve_command(host: str = "127.0.0.1", port: int = 8000,
               f"reach it can play and make players (plain HTTP, no passwords)", file=sys.stderr)
     print(f"crib serve: games in {store.path}", flush=True)
     print(f"crib serve: open http://{host}:{port}/ (Ctrl-C to stop)", flush=True)
-    uvicorn.run(create_app(record_path, store=store), host=host, port=port, log_level="warning")
+    reviews = ReviewJobs(ReviewSettings(sims=REVIEW_SIMS), eager=True)
+    uvicorn.run(create_app(record_path, store=store, reviews=reviews), host=host, port=port,
+                log_level="warning")

@@ -13,10 +13,12 @@ up by opponent:
 - ``discard_regret``: the mean, over the person's discards, of the best throw's exact expected net
   (``agents.analysis``) minus that of the throw made (0 = always the analyzer's choice), in points;
 - ``count_practice``: claims made and how many were right (games played with count practice);
-- ``over_time``: after each game, in the order played, the running win rate (for the plot).
+- ``over_time`` and ``points_over_time``: after each game, in the order played, the running win
+  rate and the running points per game (the mean final margin), for the plot.
 
-``win_rate_svg`` draws the running win rates, one line per opponent, as a self-contained SVG (every
-text escaped), for ``<img>`` on the statistics page.
+``over_time_svg`` draws both, one line per opponent in each of two panels (win rate above, points
+per game below), as a self-contained SVG (every text escaped), for ``<img>`` on the statistics
+page.
 """
 
 from __future__ import annotations
@@ -85,10 +87,12 @@ def _opponent_stats(summaries: list[dict[str, Any]]) -> dict[str, Any]:
                                              for part in parts}}
     discards = sum(s["discards"] for s in summaries)
     claims = sum(s["claims"] for s in summaries)
-    running, won = [], 0
+    running, points, won, margin = [], [], 0, 0
     for n, s in enumerate(summaries, 1):
         won += s["won"]
+        margin += s["margin"]
         running.append(won / n)
+        points.append(margin / n)
     return {
         "games": games, "wins": wins, "win_rate": wins / games, "win_rate_ci95": [lo, hi],
         "points_per_game": sum(s["margin"] for s in summaries) / games,
@@ -104,6 +108,7 @@ def _opponent_stats(summaries: list[dict[str, Any]]) -> dict[str, Any]:
                            "accuracy": (sum(s["claims_right"] for s in summaries) / claims
                                         if claims else None)},
         "over_time": running,
+        "points_over_time": points,
     }
 
 
@@ -121,32 +126,50 @@ def player_stats(summaries: Iterable[dict[str, Any]]) -> dict[str, Any]:
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
 
 
-def win_rate_svg(stats: dict[str, Any], width: int = 640, height: int = 260) -> str:
-    """The running win rate against each opponent after each game, as an SVG document."""
-    left, right, top, bottom = 44, 150, 12, 30
-    plot_w, plot_h = width - left - right, height - top - bottom
-    most = max([len(o["over_time"]) for o in stats["opponents"].values()] or [1])
+def over_time_svg(stats: dict[str, Any], width: int = 640, height: int = 420) -> str:
+    """The running win rate and the running points per game against each opponent after each
+    game, as an SVG document: two panels over the same games axis, one line per opponent."""
+    left, right, top, bottom, gap = 48, 150, 22, 30, 34
+    plot_w = width - left - right
+    panel_h = (height - top - bottom - gap) / 2
+    opponents = list(stats["opponents"].items())
+    most = max([len(o["over_time"]) for _, o in opponents] or [1])
+    reach = max([abs(x) for _, o in opponents for x in o["points_over_time"]] or [0])
+    reach = max(10, 10 * -(-reach // 10))  # points axis: +-reach, a multiple of 10
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
-             '<title>win rate over time</title>',
-             f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="#fafafa" '
-             f'stroke="#999"/>']
-    for frac in (0, 0.25, 0.5, 0.75, 1):
-        y = top + plot_h * (1 - frac)
-        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" '
-                     f'stroke="#ddd"/><text x="{left - 4}" y="{y + 4:.1f}" '
-                     f'text-anchor="end">{frac:.0%}</text>')
+             '<title>win rate and points per game over time</title>']
+
+    def x_of(n: int) -> float:
+        return left + plot_w * (n / (most - 1) if most > 1 else 0.5)
+
+    panels = (("win rate", top, "over_time", lambda v: 1 - v,
+               [(f, f"{f:.0%}") for f in (0, 0.25, 0.5, 0.75, 1)]),
+              ("points per game", top + panel_h + gap, "points_over_time",
+               lambda v: 0.5 - v / (2 * reach),
+               [(v, f"{v:+g}" if v else "0") for v in (-reach, -reach / 2, 0, reach / 2, reach)]))
+    for title, y0, key, place, ticks in panels:
+        parts.append(f'<text x="{left}" y="{y0 - 6:.1f}" font-weight="bold">{title} (running, '
+                     f'after each game)</text>')
+        parts.append(f'<rect x="{left}" y="{y0:.1f}" width="{plot_w}" height="{panel_h:.1f}" '
+                     f'fill="#fafafa" stroke="#999"/>')
+        for value, label in ticks:
+            y = y0 + panel_h * place(value)
+            parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" '
+                         f'stroke="#ddd"/><text x="{left - 4}" y="{y + 4:.1f}" '
+                         f'text-anchor="end">{label}</text>')
+        for i, (_, o) in enumerate(opponents):
+            colour = COLOURS[i % len(COLOURS)]
+            points = [(x_of(n), y0 + panel_h * place(v)) for n, v in enumerate(o[key])]
+            path = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+            parts.append(f'<polyline class="{key}" points="{path}" fill="none" '
+                         f'stroke="{colour}" stroke-width="2"/>')
+            parts.extend(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{colour}"/>'
+                         for x, y in points)
     parts.append(f'<text x="{left + plot_w / 2:.0f}" y="{height - 6}" text-anchor="middle">'
                  f'games played (1..{most})</text>')
-    for i, (name, o) in enumerate(stats["opponents"].items()):
+    for i, (name, o) in enumerate(opponents):
         colour = COLOURS[i % len(COLOURS)]
-        points = [(left + plot_w * (n / max(1, most - 1) if most > 1 else 0.5),
-                   top + plot_h * (1 - rate)) for n, rate in enumerate(o["over_time"])]
-        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
-        parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" '
-                     f'stroke-width="2"/>')
-        for x, y in points:
-            parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{colour}"/>')
         label = escape(name if len(name) <= 22 else name[:21] + "\u2026")
         y = top + 14 + 16 * i
         parts.append(f'<rect x="{left + plot_w + 10}" y="{y - 8}" width="10" height="10" '

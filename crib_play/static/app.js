@@ -56,12 +56,86 @@ function say(text) { $("message").textContent = text || ""; }
 let renders = 0;
 function rendered() { document.body.dataset.renders = String(++renders); }
 
+// -- the peg board: GET /api/board gives every hole (streets of 30 in groups of 5, the skunk
+// lines); the page draws it once per target and moves the four pegs.
+const SVG = "http://www.w3.org/2000/svg";
+let board = null;
+
+function svgEl(tag, attrs = {}) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  return node;
+}
+
+async function loadBoard(target) {
+  if (board && board.target === target) return;
+  board = await api("GET", `/api/board?target=${target}`);
+  const svg = $("board");
+  svg.setAttribute("viewBox", `0 0 ${board.width} ${board.height}`);
+  svg.dataset.target = String(target);
+  const parts = [svgEl("rect", { x: 0, y: 0, width: board.width, height: board.height, rx: 10,
+                                 class: "wood" })];
+  for (const s of board.streets) {
+    parts.push(svgEl("rect", { x: s.x, y: s.y, width: s.width, height: s.height, rx: 4,
+                               class: "street" }));
+  }
+  board.holes.forEach((track, t) => track.forEach(([x, y], score) => {
+    const hole = svgEl("circle", { cx: x, cy: y, r: board.hole_r, class: `hole track-${t}` });
+    hole.dataset.score = String(score);
+    parts.push(hole);
+  }));
+  for (const line of board.lines) {
+    const mark = svgEl("line", { x1: line.x1, y1: line.y1, x2: line.x2, y2: line.y2,
+                                 class: `line ${line.name.replace(" ", "-")}` });
+    mark.dataset.score = String(line.score);
+    const label = svgEl("text", { x: line.x1, y: line.y1 - 2, class: "line-label",
+                                  "text-anchor": "middle" });
+    label.textContent = `${line.name} ${line.score}`;
+    parts.push(mark, label);
+  }
+  for (const who of ["you", "opponent"]) {
+    for (const which of ["back", "front"]) {
+      parts.push(svgEl("circle", { id: `peg-${who}-${which}`, r: board.hole_r + 2.5,
+                                   class: `peg ${who} ${which}` }));
+    }
+  }
+  svg.replaceChildren(...parts);
+}
+
+function placePeg(who, which, score) {
+  const track = who === "you" ? 0 : 1;
+  const [x, y] = board.holes[track][Math.max(0, Math.min(score, board.target))];
+  const peg = $(`peg-${who}-${which}`);
+  peg.setAttribute("cx", x);
+  peg.setAttribute("cy", y);
+  peg.dataset.score = String(score);
+}
+
 function setPegs(lane, score, target, label) {
   const lanes = $(lane);
-  lanes.querySelector(".front").style.left = `${(100 * score.front) / target}%`;
-  lanes.querySelector(".back").style.left = `${(100 * score.back) / target}%`;
+  const who = lane === "lane-you" ? "you" : "opponent";
+  if (board && board.target === target) {
+    placePeg(who, "back", score.back);
+    placePeg(who, "front", score.front);
+  }
   lanes.querySelector(".score").textContent = `${score.front} (back peg ${score.back})`;
   if (label) lanes.querySelector(".who").textContent = label;
+}
+
+// The opponent moves straight after the person: what it did stays on the page until the next
+// answer, and its last card is marked on the table.
+function drawLastMove(previous) {
+  const before = previous && previous.id === view.id ? previous.talk.length : view.talk.length;
+  const theirs = view.talk.slice(before).filter((a) => a.player === 1 &&
+                                                 (a.kind === "play" || a.kind === "go"));
+  $("last-move").textContent = theirs.length
+    ? `${view.opponent}: ${theirs.map((a) => a.text).join("; ")}` : "";
+  const laid = view.sequence.filter((s) => s.by === "opponent");
+  if (theirs.length && laid.length) {
+    const last = laid[laid.length - 1].card;
+    const node = $("sequence").querySelector(`[data-card="${last}"]`);
+    if (node) node.classList.add("last");
+  }
 }
 
 // -- the game ---------------------------------------------------------------------------------
@@ -95,7 +169,7 @@ async function newGame() {
   const body = { opponent: $("opponent").value, practice: $("practice").checked };
   if ($("seed").value !== "") body.seed = Number($("seed").value);
   try {
-    show(await api("POST", "/api/games", body));
+    await show(await api("POST", "/api/games", body));
     say("");
   } catch (err) { say(err.message); }
   rendered();
@@ -103,13 +177,15 @@ async function newGame() {
 
 async function send(path, body) {
   try {
-    show(await api("POST", `/api/games/${gameId}/${path}`, body));
+    await show(await api("POST", `/api/games/${gameId}/${path}`, body));
     say("");
   } catch (err) { say(err.message); }
   rendered();
 }
 
-function show(next) {
+async function show(next) {
+  const previous = view;
+  if (!previous || previous.id !== next.id) $("review").hidden = true;
   gameId = next.id;
   view = next;
   selected = [];
@@ -117,6 +193,7 @@ function show(next) {
   $("replay").hidden = true;
   $("analysis").hidden = true;
   const t = view.target;
+  try { await loadBoard(t); } catch (err) { say(err.message); }
   setPegs("lane-you", view.scores.you, t, "You" + (view.dealer === "you" ? " (crib)" : ""));
   setPegs("lane-opponent", view.scores.opponent, t,
           view.opponent + (view.dealer === "opponent" ? " (crib)" : ""));
@@ -137,6 +214,7 @@ function show(next) {
   drawShow();
   drawTalk();
   drawResult();
+  drawLastMove(previous);
 }
 
 function drawHand() {
@@ -211,8 +289,97 @@ function drawResult() {
     d.deal, d.dealer === "you" ? "you" : view.opponent,
     ...["you", "opponent"].flatMap((s) =>
       [d[s].pegging, d[s].hand, d[s].crib + d[s].heels, d[s].total])])));
+  const review = el("button", { id: "review-game", type: "button", textContent: "Review this game" });
+  review.addEventListener("click", () => openReview(() => fetch(`/api/games/${gameId}/review`),
+                                                    `/api/games/${gameId}/review`));
   box.replaceChildren(el("h2", { id: "result-title", textContent: view.result }),
-                      el("table", {}, header, ...rows));
+                      el("table", {}, header, ...rows), review);
+}
+
+// -- reviews ----------------------------------------------------------------------------------
+
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+
+// ``start`` makes the first request; while the answer is 202 (computing), ``poll`` is asked again.
+async function openReview(start, poll) {
+  const box = $("review");
+  box.hidden = false;
+  $("review-summary").textContent = "Computing the review: every throw simulated, every play searched...";
+  $("review-biggest").replaceChildren();
+  $("review-moves").replaceChildren();
+  $("review-detail").replaceChildren();
+  delete box.dataset.loaded;
+  try {
+    let response = await start();
+    let data = await response.json().catch(() => ({}));
+    const where = typeof poll === "function" ? poll(data) : poll;
+    while (response.status === 202) {
+      await sleep(1000);
+      response = await fetch(where);
+      data = await response.json().catch(() => ({}));
+    }
+    if (!response.ok) {
+      let detail = data.detail;
+      if (Array.isArray(detail)) detail = detail.map((d) => d.msg).join("; ");
+      throw new Error(detail || `HTTP ${response.status}`);
+    }
+    drawReview(data.review);
+  } catch (err) { $("review-summary").textContent = `No review: ${err.message}`; }
+  box.scrollIntoView({ block: "start" });
+}
+
+const pct = (x) => `${(100 * x).toFixed(1)}%`;
+
+function drawReview(review) {
+  const names = review.players;
+  const s = review.settings;
+  $("review-title").textContent = `Review: ${names[review.seat]}'s decisions, ` +
+    `${names[0]} ${review.scores[0]} - ${review.scores[1]} ${names[1]}`;
+  $("review-summary").textContent = `${review.decisions.length} decisions. Throws: the rest of ` +
+    `the deal simulated ${s.sims} times from each, then the win-odds table; plays valued by ${s.agent}.`;
+  const marked = new Set(review.biggest);
+  $("review-biggest").replaceChildren(...review.biggest.map((n) => {
+    const d = review.decisions[n];
+    const li = el("li", { className: "loss" }, d.text);
+    li.dataset.n = String(n);
+    li.dataset.loss = d.loss.toFixed(4);
+    li.addEventListener("click", () => drawDecision(d));
+    return li;
+  }));
+  if (!review.biggest.length) $("review-biggest").append(el("li", {}, "none: every choice was the best"));
+  $("review-moves").replaceChildren(...review.decisions.map((d) => {
+    const li = el("li", { className: marked.has(d.n) ? "marked" : "" },
+                  marked.has(d.n) ? "! " : "", d.text);
+    li.dataset.n = String(d.n);
+    li.addEventListener("click", () => drawDecision(d));
+    return li;
+  }));
+  if (review.biggest.length) drawDecision(review.decisions[review.biggest[0]]);
+  $("review").dataset.loaded = "1";
+}
+
+function drawDecision(d) {
+  const row = (tag, values, props = {}) => el("tr", props, ...values.map((v) => el(tag, {}, v)));
+  const chosen = (o) => (d.kind === "discard" ? o.throw.join(" ") === d.chosen.join(" ")
+                                               : o.card === d.chosen);
+  const table = d.kind === "discard"
+    ? el("table", {}, row("th", ["throw", "keep", "hand", "crib", "net", "win (stderr)"]),
+         ...d.options.map((o) => row("td", [o.throw.join(" "), o.keep.join(" "), o.hand.toFixed(2),
+           o.crib.toFixed(2), o.net.toFixed(2), `${pct(o.win_chance)} (${pct(o.win_stderr)})`],
+           { className: chosen(o) ? "chosen" : "" })))
+    : el("table", {}, row("th", ["card", "win"]),
+         ...d.options.map((o) => row("td", [o.card, pct(o.win_chance)],
+                                      { className: chosen(o) ? "chosen" : "" })));
+  $("review-detail").replaceChildren(el("p", {}, d.text), table);
+}
+
+async function reviewReplay() {
+  const record = replay && replay.record;
+  if (!record) return;
+  await openReview(() => fetch("/api/review", {
+    method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ record }),
+  }), (data) => `/api/reviews/${data.id}`);
 }
 
 async function askAnalysis() {
@@ -259,7 +426,8 @@ async function openReplay() {
   const record = records[Number($("replay-game").value)];
   try {
     const data = await api("POST", "/api/replay", { record });
-    replay = { ...data, index: 0 };
+    replay = { ...data, index: 0, record };
+    $("review").hidden = true;
     $("game").hidden = true;
     $("replay").hidden = false;
     drawReplay();
@@ -330,8 +498,10 @@ $("replay-next").addEventListener("click", () => stepReplay(replay.index + 1));
 $("replay-end").addEventListener("click", () => stepReplay(replay.frames.length - 1));
 $("replay-close").addEventListener("click", () => {
   $("replay").hidden = true;
+  $("review").hidden = true;
   if (view) $("game").hidden = false;
 });
+$("replay-review").addEventListener("click", reviewReplay);
 loadOpponents().catch((err) => say(err.message));
 
 // A game in progress (kept by the server, even across its restarts) is offered, never forced.
@@ -342,10 +512,25 @@ async function offerResume() {
 }
 $("resume").addEventListener("click", async () => {
   try {
-    show(await api("GET", `/api/games/${$("resume").dataset.game}`));
+    await show(await api("GET", `/api/games/${$("resume").dataset.game}`));
     $("resume").hidden = true;
     say("");
   } catch (err) { say(err.message); }
   rendered();
 });
 offerResume().catch(() => {});
+
+// /#game=ID opens one of the player's games (the statistics page links each finished one here,
+// with its review).
+async function openLinkedGame() {
+  const match = /^#(game|review)=([\w-]+)$/.exec(location.hash);
+  if (!match) return;
+  try {
+    await show(await api("GET", `/api/games/${match[2]}`));
+    if (match[1] === "review") {
+      await openReview(() => fetch(`/api/games/${gameId}/review`), `/api/games/${gameId}/review`);
+    }
+  } catch (err) { say(err.message); }
+  rendered();
+}
+openLinkedGame();

@@ -34,6 +34,17 @@ async function load() {
     body.append(row);
   }
   $("plot").src = `/api/stats/plot.svg?t=${Date.now()}`;
+  const games = await (await fetch("/api/player/games")).json();
+  $("games-list").replaceChildren(...(games.finished || []).map((g) => {
+    const li = document.createElement("li");
+    const result = g.winner === 0 ? "won" : "lost";
+    li.append(`${result} ${g.scores[0]}-${g.scores[1]} against ${g.opponent} `);
+    const link = document.createElement("a");
+    link.href = `/#review=${encodeURIComponent(g.id)}`;
+    link.textContent = "review";
+    li.append(link);
+    return li;
+  }));
   document.body.dataset.loaded = "1";
 }
 
