@@ -94,11 +94,14 @@ def page(server):
         yield page
 
 
-def shoot(page, name: str) -> None:
+def shoot(page, name: str, clip: dict | None = None) -> None:
+    """With ``CRIB_SCREENSHOTS=DIR``, the page as it shows now (or the ``clip`` box of it) saved
+    as DIR/NAME.png; without it nothing is written."""
     folder = os.environ.get("CRIB_SCREENSHOTS")
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=False)
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=clip is not None,
+                        clip=clip)
 
 
 def click_and_wait(page, target):

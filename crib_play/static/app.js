@@ -80,7 +80,9 @@ async function loadBoard(target) {
                                class: "street" }));
   }
   board.holes.forEach((track, t) => track.forEach(([x, y], score) => {
-    const hole = svgEl("circle", { cx: x, cy: y, r: board.hole_r, class: `hole track-${t}` });
+    const end = score === 0 || score === board.target;   // a start hole, the game hole
+    const hole = svgEl("circle", { cx: x, cy: y, r: end ? 1.6 * board.hole_r : board.hole_r,
+                                   class: `hole track-${t}` });
     hole.dataset.score = String(score);
     parts.push(hole);
   }));
@@ -88,8 +90,9 @@ async function loadBoard(target) {
     const mark = svgEl("line", { x1: line.x1, y1: line.y1, x2: line.x2, y2: line.y2,
                                  class: `line ${line.name.replace(" ", "-")}` });
     mark.dataset.score = String(line.score);
-    const label = svgEl("text", { x: line.x1, y: line.y1 - 2, class: "line-label",
-                                  "text-anchor": "middle" });
+    const left = line.x1 < board.width / 2;   // the label reads inwards from the line
+    const label = svgEl("text", { x: line.x1 + (left ? 3 : -3), y: line.y1 - 2,
+                                  class: "line-label", "text-anchor": left ? "start" : "end" });
     label.textContent = `${line.name} ${line.score}`;
     parts.push(mark, label);
   }
@@ -129,7 +132,7 @@ function drawLastMove(previous) {
   const theirs = view.talk.slice(before).filter((a) => a.player === 1 &&
                                                  (a.kind === "play" || a.kind === "go"));
   $("last-move").textContent = theirs.length
-    ? `${view.opponent}: ${theirs.map((a) => a.text).join("; ")}` : "";
+    ? `Last move: ${theirs.map((a) => a.text).join("; ")}` : "";
   const laid = view.sequence.filter((s) => s.by === "opponent");
   if (theirs.length && laid.length) {
     const last = laid[laid.length - 1].card;
@@ -333,8 +336,8 @@ const pct = (x) => `${(100 * x).toFixed(1)}%`;
 function drawReview(review) {
   const names = review.players;
   const s = review.settings;
-  $("review-title").textContent = `Review: ${names[review.seat]}'s decisions, ` +
-    `${names[0]} ${review.scores[0]} - ${review.scores[1]} ${names[1]}`;
+  $("review-title").textContent = `Review of ${names[0]} ${review.scores[0]} - ` +
+    `${review.scores[1]} ${names[1]}: the decisions of ${names[review.seat]}`;
   $("review-summary").textContent = `${review.decisions.length} decisions. Throws: the rest of ` +
     `the deal simulated ${s.sims} times from each, then the win-odds table; plays valued by ${s.agent}.`;
   const marked = new Set(review.biggest);
@@ -534,3 +537,4 @@ async function openLinkedGame() {
   rendered();
 }
 openLinkedGame();
+window.addEventListener("hashchange", openLinkedGame);
