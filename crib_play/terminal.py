@@ -68,7 +68,7 @@ def board(view: dict[str, Any]) -> Table:
 def analysis_table(analysis: dict[str, Any]) -> Table:
     if analysis["kind"] == "discard":
         table = Table(title="what each throw is worth (exact expected points)")
-        for name in ("#", "throw", "keep", "hand", "crib", "net", "win"):
+        for name in ("#", "throw", "keep", "hand", "crib", "net", "win (stderr)"):
             table.add_column(name, justify="left" if name in ("throw", "keep") else "right")
         for rank, o in enumerate(analysis["options"], 1):
             table.add_row(str(rank), " ".join(o["throw"]), " ".join(o["keep"]), f"{o['hand']:.2f}",
@@ -87,9 +87,9 @@ def analysis_table(analysis: dict[str, Any]) -> Table:
 
 
 def _win_text(option: dict[str, Any]) -> str:
-    """A throw's chance to win (``session._throw_win_chances``), or a dash without one."""
+    """A throw's chance to win at the board (``chances.throw_win_chances``), or a dash."""
     chance = option.get("win_chance")
-    return "-" if chance is None else f"{chance:.1%}"
+    return "-" if chance is None else f"{chance:.1%} ({option['win_stderr']:.1%})"
 
 
 def parse_move(text: str, view: dict[str, Any]) -> list[str]:

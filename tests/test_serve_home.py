@@ -268,10 +268,14 @@ def test_a_client_that_drops_its_cookie_cannot_fill_the_disk(app, monkeypatch):
 def test_the_players_games_in_progress_are_listed_for_the_page(app):
     ann = TestClient(app)
     game = ann.post("/api/games", json={"opponent": "random", "seed": 2}).json()
-    assert ann.get("/api/player/games").json() == {"in_progress": [game["id"]]}
-    assert TestClient(app).get("/api/player/games").json() == {"in_progress": []}
-    finish(ann, game)
-    assert ann.get("/api/player/games").json() == {"in_progress": []}
+    assert ann.get("/api/player/games").json() == {"in_progress": [game["id"]], "finished": []}
+    assert TestClient(app).get("/api/player/games").json() == {"in_progress": [],
+                                                               "finished": []}
+    final = finish(ann, game)
+    assert ann.get("/api/player/games").json() == {"in_progress": [], "finished": [{
+        "id": game["id"], "opponent": "random",
+        "scores": [final["scores"]["you"]["front"], final["scores"]["opponent"]["front"]],
+        "winner": 0 if final["winner"] == "you" else 1, "reviewed": False}]}
 
 
 def test_count_practice_accuracy_is_counted_from_the_claims():
@@ -300,20 +304,19 @@ def test_count_practice_accuracy_is_counted_from_the_claims():
 
 
 def test_each_throw_gets_its_chance_to_win_at_the_board_position():
-    from agents.analysis import discard_table
-    from agents.endgame import discard_win_chances
-    from agents.pegging import Board
+    from crib_play.chances import ANALYSIS_SIMS, throw_win_chances
 
     session = GameSession.against("random", seed=12)
     while not session.your_turn:
         session.continue_()
     session.game.scores[0], session.game.scores[1] = 112, 104  # near the end: throws differ most
-    options = session.analysis()["options"]
-    table = discard_table(sorted(session.game.hands[0]))
-    chances = discard_win_chances(table, Board(112, 104, 121, session.game.dealer == 0))
-    want = {frozenset(table.discard(i)): chances[i] for i in range(15)}
-    for o in options:
-        assert o["win_chance"] == pytest.approx(want[frozenset(parse_cards(" ".join(o["throw"])))],
-                                                abs=1e-4)
-    assert all(0 <= o["win_chance"] <= 1 for o in options)
-    assert len({o["win_chance"] for o in options}) > 1
+    analysis = session.analysis()
+    assert analysis["sims"] == ANALYSIS_SIMS
+    want = throw_win_chances(session.game.hands[0], session.game.dealer == 0, 112, 104, 121,
+                             ANALYSIS_SIMS)
+    for o in analysis["options"]:
+        chance = want[frozenset(parse_cards(" ".join(o["throw"])))]
+        assert o["win_chance"] == pytest.approx(chance.chance, abs=1e-4)
+        assert o["win_stderr"] == pytest.approx(chance.stderr, abs=1e-4)
+    assert all(0 <= o["win_chance"] <= 1 for o in analysis["options"])
+    assert len({o["win_chance"] for o in analysis["options"]}) > 1

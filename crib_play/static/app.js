@@ -391,16 +391,21 @@ async function askAnalysis() {
     const row = (tag, values, props = {}) => el("tr", props, ...values.map((v) => el(tag, {}, v)));
     const signed = (x) => `${x >= 0 ? "+" : ""}${x.toFixed(2)}`;
     const table = a.kind === "discard"
-      ? el("table", {}, row("th", ["#", "throw", "keep", "hand", "crib", "net", "win"]),
+      ? el("table", {}, row("th", ["#", "throw", "keep", "hand", "crib", "net", "win (stderr)"]),
            ...a.options.map((o, i) => row("td", [i + 1, o.throw.join(" "), o.keep.join(" "),
              o.hand.toFixed(2), o.crib.toFixed(2), signed(o.net),
-             o.win_chance === undefined ? "-" : `${(100 * o.win_chance).toFixed(1)}%`],
+             o.win_chance === undefined ? "-" : `${pct(o.win_chance)} (${pct(o.win_stderr)})`],
              { className: i ? "" : "best" })))
       : el("table", {}, row("th", ["card", "count", "pegs now"]),
            ...a.options.map((o) => row("td", [o.card, o.count, o.points])));
     const chance = a.win_chance === null ? a.win_chance_note : `${(100 * a.win_chance).toFixed(1)}%`;
     const box = $("analysis");
-    box.replaceChildren(table, el("p", {}, "Chance to win: ", el("span", { id: "win-chance" }, chance)));
+    const how = a.kind === "discard"
+      ? el("p", { className: "note" }, `Win: the rest of this deal simulated ${a.sims} times from ` +
+           "each throw (the same deals for every throw), then the win-odds table at the scores it ends on.")
+      : "";
+    box.replaceChildren(table, how,
+                        el("p", {}, "Chance to win: ", el("span", { id: "win-chance" }, chance)));
     box.hidden = false;
   } catch (err) { say(err.message); }
 }
