@@ -15,8 +15,8 @@ from crib_env.game import DEFAULT_TARGET
 def analysis_rows(cards: Sequence[str] | str, dealer: bool, score: tuple[int, int] | None = None,
                   sims: int | None = None, seed: int = 0) -> dict[str, Any]:
     """The ``crib analyze`` figures as JSON values: ``hand``, ``dealer``, ``options`` (best net
-    first: ``throw``, ``keep``, ``hand``, ``crib``, ``net``, and with ``score`` ``win_chance``
-    and ``win_stderr``), and with ``score`` the ``score``, ``target`` and ``sims``. Bad cards,
+    first: ``throw``, ``keep``, ``hand``, ``crib``, ``net``, and with ``score``
+    ``win_probability`` and its ``stderr``, the keys of ``crib odds --json``), and with ``score`` the ``score``, ``target`` and ``sims``. Bad cards,
     scores or ``sims`` raise ``ValueError`` before anything is computed."""
     from crib_play.chances import THROW_SIMS, check_board, check_sims, throw_win_chances
 
@@ -41,7 +41,7 @@ def analysis_rows(cards: Sequence[str] | str, dealer: bool, score: tuple[int, in
                "hand": option.hand, "crib": option.crib, "net": option.net}
         if wins is not None:
             chance = wins[frozenset(option.discard)]
-            row.update(win_chance=chance.chance, win_stderr=chance.stderr)
+            row.update(win_probability=chance.chance, stderr=chance.stderr)
         rows.append(row)
     out["options"] = rows
     return out
@@ -77,7 +77,7 @@ def print_analysis(cards: Sequence[str] | str, dealer: bool, console=None,
         cells = [str(rank), " ".join(option["throw"]), " ".join(option["keep"]),
                  f"{option['hand']:.2f}", f"{option['crib']:.2f}", f"{option['net']:+.2f}"]
         if score is not None:
-            cells.append(f"{option['win_chance']:.1%} ({option['win_stderr']:.1%})")
+            cells.append(f"{option['win_probability']:.1%} ({option['stderr']:.1%})")
         table.add_row(*cells, style=style)
     if score is not None:
         table.caption = (f"chance to win: the rest of the deal simulated {figures['sims']:,} "

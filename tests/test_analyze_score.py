@@ -37,10 +37,10 @@ def test_score_adds_each_throws_chance_and_its_standard_error():
     want = chances.throw_win_chances(parse_cards(HAND), True, 95, 100, 121, 300, 0)
     for o in options:
         chance = want[frozenset(parse_cards(" ".join(o["throw"])))]
-        assert o["win_chance"] == pytest.approx(chance.chance)
-        assert o["win_stderr"] == pytest.approx(chance.stderr) and 0 < o["win_stderr"] < 0.05
+        assert o["win_probability"] == pytest.approx(chance.chance)
+        assert o["stderr"] == pytest.approx(chance.stderr) and 0 < o["stderr"] < 0.05
     # keeping 5-5-J-K as dealer at 95-100 wins far more often than throwing both fives away
-    by_throw = {" ".join(o["throw"]): o["win_chance"] for o in options}
+    by_throw = {" ".join(o["throw"]): o["win_probability"] for o in options}
     assert by_throw["6C 7C"] > by_throw["5H 5D"] + 0.2
     table = run("--dealer", "--score", "95", "100", "--sims", "300")
     assert table.exit_code == 0 and "win (stderr)" in table.output
@@ -51,7 +51,7 @@ def test_without_score_the_table_is_the_exact_analysis_alone():
     result = run("--pone", "--json")
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output)
-    assert "score" not in figures and all("win_chance" not in o for o in figures["options"])
+    assert "score" not in figures and all("win_probability" not in o for o in figures["options"])
     want = analyze_discards(parse_cards(HAND), dealer=False)
     assert [o["throw"] for o in figures["options"]] == [[card_str(c) for c in o.discard]
                                                        for o in want]

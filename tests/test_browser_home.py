@@ -12,7 +12,7 @@ pytest.importorskip("uvicorn", reason="crib serve needs uvicorn (the play extra)
 sync_api = pytest.importorskip("playwright.sync_api",
                                reason="playwright is not installed (the dev extra installs it)")
 
-from test_browser import chromium, running, shoot  # noqa: E402
+from test_browser import chromium, running  # noqa: E402
 
 from crib_play.server import create_app  # noqa: E402
 
@@ -75,7 +75,6 @@ def test_two_players_statistics_page_and_the_game_in_progress(browser, tmp_path)
                                ".startsWith('Ann:')")
         page.wait_for_function("() => document.querySelector('#plot').complete && "
                                "document.querySelector('#plot').naturalWidth > 0")
-        shoot(page, "stats")
 
         other = bob.new_page()
         other.goto(url + "/stats")

@@ -53,6 +53,8 @@ def play_scripted(request, view: dict) -> tuple[dict, dict]:
     raise AssertionError("the game did not end")
 
 
+@pytest.mark.slow  # about half a minute on a busy two-core machine (the quick tier has
+# tests/test_review.py's test of the same game through the API)
 def test_the_review_lists_a_clearly_worse_throw_first_with_its_loss(tmp_path):
     app = create_app(db_path=tmp_path / "games.sqlite3", reviews=ReviewJobs(SETTINGS))
     with chromium() as browser, running(app) as url:
@@ -75,6 +77,24 @@ def test_the_review_lists_a_clearly_worse_throw_first_with_its_loss(tmp_path):
         loss = best.chance - chances[frozenset(parse_cards(first["throw"]))].chance
         assert loss > 0.10  # clearly worse
 
+        for n, opponent in enumerate(("greedy", "random", "greedy", "random", "greedy")):
+            other = context.request.post("/api/games", data={"opponent": opponent,
+                                                             "seed": 10 + n,
+                                                             "target": TARGET}).json()
+            play_scripted(context.request, other)
+        page.goto("/stats")
+        page.wait_for_selector("body[data-loaded='1']")
+        page.fill("#player-name", "Ann")
+        page.click("#save-name")
+        page.wait_for_function("() => document.querySelector('#summary').textContent"
+                               ".startsWith('Ann:')")
+        page.wait_for_function("() => document.querySelector('#plot').complete && "
+                               "document.querySelector('#plot').naturalWidth > 0")
+        links = page.locator("#games-list a")
+        assert links.count() == 6  # every finished game, newest first, each with its review
+        assert links.last.get_attribute("href") == f"/#review={final['id']}"
+        shoot(page, "stats", clip={"x": 0, "y": 0, "width": 1100, "height": 900})
+
         page.goto(f"/#game={final['id']}")
         page.wait_for_selector("#review-game", state="visible")  # the button at the game's end
         page.click("#review-game")
@@ -93,6 +113,6 @@ def test_the_review_lists_a_clearly_worse_throw_first_with_its_loss(tmp_path):
         assert review["biggest"][0] == 0 and review["decisions"][0]["kind"] == "discard"
         box = page.locator("#review").bounding_box()  # in the viewport; the clip is in the page
         top_y = box["y"] + page.evaluate("window.scrollY")
-        shoot(page, "review", clip={"x": box["x"], "y": top_y, "width": box["width"],
-                                    "height": min(box["height"], 560)})
+        shoot(page, "review", clip={"x": box["x"], "y": top_y, "width": min(box["width"], 900),
+                                    "height": min(box["height"], 420)})
         assert problems == []
