@@ -16,8 +16,9 @@ def analysis_rows(cards: Sequence[str] | str, dealer: bool, score: tuple[int, in
                   sims: int | None = None, seed: int = 0) -> dict[str, Any]:
     """The ``crib analyze`` figures as JSON values: ``hand``, ``dealer``, ``options`` (best net
     first: ``throw``, ``keep``, ``hand``, ``crib``, ``net``, and with ``score``
-    ``win_probability`` and its ``stderr``, the keys of ``crib odds --json``), and with ``score`` the ``score``, ``target`` and ``sims``. Bad cards,
-    scores or ``sims`` raise ``ValueError`` before anything is computed."""
+    ``win_probability`` and its ``stderr``, the keys of ``crib odds --json``), and with ``score``
+    the ``score``, ``target``, ``sims`` and ``seed``. Bad cards, scores or ``sims`` raise
+    ``ValueError`` before anything is simulated."""
     from crib_play.chances import THROW_SIMS, check_board, check_sims, throw_win_chances
 
     if isinstance(cards, str):

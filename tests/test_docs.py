@@ -1,8 +1,10 @@
 """The README cannot rot: every `crib ...` command in its code blocks runs, with tiny budgets.
 
 Each command is taken from README.md's ```bash blocks as written (comments stripped), then made
-small: `--games N` becomes at most 4 games, a training config is replaced by a copy with a budget
-of a few hundred steps, `<run>` is the run folder the README's own train command made. The
+small: `--games N` becomes at most 4 games, `--sims N` at most 20 simulations (and `crib review`
+gets 20 simulations a throw and a search of 4 deals a play), a training config is replaced by a
+copy with a budget of a few hundred steps, `<run>` is the run folder the README's own train
+command made. The
 interactive commands (`crib play`, `crib serve`) are checked with `--help`; commands that start a
 Ray (`--ray`, `crib sweep`) run in the slow tier, their `--help` in the quick one. Every command
 runs in process (typer's CliRunner) from one scratch folder (configs, sweeps and checkpoints
@@ -31,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 MAX_GAMES = 4
 TINY_STEPS = 512
+TINY_SIMS = 20
 
 
 def code_blocks(text: str, language: str) -> list[str]:
@@ -88,6 +91,10 @@ def shrink(command: str, work: Path) -> list[str]:
             out += [arg, str(min(int(args[i + 1]), MAX_GAMES))]
             i += 2
             continue
+        if arg == "--sims":
+            out += [arg, str(min(int(args[i + 1]), TINY_SIMS))]
+            i += 2
+            continue
         if arg == "--config" and args[0] == "train":
             out += [arg, str(tiny_config(ROOT / args[i + 1], work))]
             i += 2
@@ -98,6 +105,11 @@ def shrink(command: str, work: Path) -> list[str]:
             arg = arg.replace("<run>", runs[-1].name)
         out.append(arg)
         i += 1
+    if args[0] == "review":  # a review of a whole game: a few simulations and a small search
+        if "--sims" not in out:
+            out += ["--sims", str(TINY_SIMS)]
+        if "--agent" not in out:
+            out += ["--agent", "champion-search:sims=4"]
     return out
 
 
