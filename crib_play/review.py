@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crib_env.cards import RANK, SUIT, card_str
-from crib_env.game import Phase
+from crib_env.game import HAND_SIZE, Phase
 from crib_env.observation import encode
 
 from .chances import THROW_SIMS, check_sims, throw_win_chances
@@ -78,7 +78,7 @@ def review_record(record: dict[str, Any], seat: int = 0, sims: int = THROW_SIMS,
     decisions: list[dict[str, Any]] = []
     for index, action in enumerate(record["actions"]):
         if game.to_move == seat and game.phase in (Phase.DISCARD, Phase.PLAY):
-            if game.phase == Phase.DISCARD and len(game.hands[seat]) == 6:
+            if game.phase == Phase.DISCARD and len(game.hands[seat]) == HAND_SIZE:
                 deal = record["deals"][len(game.records) - 1]
                 decisions.append(_discard_decision(game, seat, deal["discards"][seat], sims,
                                                    seed, index))

@@ -126,22 +126,25 @@ def test_a_record_that_does_not_replay_is_refused(game):
 def test_crib_review_prints_the_biggest_losses_first_and_json(game, tmp_path, monkeypatch):
     record, first, review = game
     path = tmp_path / "games.jsonl"
-    write_records(path, [record, {**record, "players": ["Ann", "Bob"]}])
-    tiny = ["--sims", "10", "--agent", "champion-search:sims=2"]
-    result = CliRunner().invoke(cli, ["review", str(path), "--game", "1", *tiny, "--json"])
-    assert result.exit_code == 0, result.output
-    printed = json.loads(result.output)  # a real review, of the second game, with those settings
-    assert printed["players"] == ["Ann", "Bob"] and printed["settings"]["sims"] == 10
-    assert printed["settings"]["agent"] == "champion-search:sims=2"
-    assert len(printed["decisions"]) == len(review["decisions"])
+    write_records(path, [{**record, "players": ["Ann", "Bob"]}, record])
+    asked = []  # the review itself is review_record's (above); here, what the command does with it
 
-    asked = []
-    monkeypatch.setattr("crib_play.review_report.review_record",
-                        lambda rec, **kw: asked.append(kw) or review)
-    table = CliRunner().invoke(cli, ["review", str(path), "--seat", "0", "--sims", "77"],
-                               env={"COLUMNS": "200"})
+    def reviewed(rec, **settings):
+        asked.append((rec, settings))
+        return review
+
+    monkeypatch.setattr("crib_play.review_report.review_record", reviewed)
+    result = CliRunner().invoke(cli, ["review", str(path), "--game", "1", "--sims", "77",
+                                      "--agent", "champion-search:sims=2", "--seed", "5",
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == review
+    assert asked == [(record, {"seat": 0, "sims": 77, "agent": "champion-search:sims=2",
+                               "seed": 5})]
+    table = CliRunner().invoke(cli, ["review", str(path), "--game", "1"], env={"COLUMNS": "200"})
     assert table.exit_code == 0, table.output
-    assert asked == [{"seat": 0, "sims": 77, "agent": "champion-search", "seed": 0}]
+    assert asked[-1] == (record, {"seat": 0, "sims": 2000, "agent": "champion-search",
+                                  "seed": 0})
     text = table.output
     assert text.index("biggest losses") < text.index("every decision")
     top = next(line for line in text.splitlines() if line.strip("│ ").startswith("1 "))
@@ -152,6 +155,7 @@ def test_crib_review_prints_the_biggest_losses_first_and_json(game, tmp_path, mo
                        (["--sims", "0"], "--sims")):
         refused = CliRunner().invoke(cli, ["review", str(path), *bad])
         assert refused.exit_code == 2 and words in refused.output, refused.output
+    assert len(asked) == 2  # nothing reviewed for a refused command
 
 
 # -- crib serve ---------------------------------------------------------------------------------
