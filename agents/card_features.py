@@ -45,8 +45,9 @@ import numpy as np
 
 from crib_env.cards import N_CARDS, N_RANKS, RANK, VALUE
 from crib_env.game import Phase
-from crib_env.observation import decode
-from crib_env.scoring import MAX_COUNT, play_points_of, score_hands
+from crib_env.observation import COUNT_SCALE, decode
+from crib_env.rules import card_fits, count_after, count_restarts, ten_card_scores_at
+from crib_env.scoring import play_points_of, score_hands
 
 FEATURES_VERSION = 1
 FEATURE_NAMES = ("legal", "keep_ev", "crib_ev", "total_ev", "total_regret", "is_best",
@@ -123,18 +124,18 @@ def _play_features(out: np.ndarray, sequence: tuple[int, ...], count: int,
         line = [*sequence, c]
         pts = play_points_of(line)
         points[c] = pts
-        new_count = count + VALUE[c]
+        new_count = count_after(count, VALUE[c])
         total_reply, scoring = 0.0, 0
-        if new_count < MAX_COUNT:
+        if not count_restarts(new_count):
             for rank, u in card_of_rank.items():
-                if new_count + VALUE[u] <= MAX_COUNT:
+                if card_fits(u, new_count):
                     reply = play_points_of([*line, u])
                     total_reply += reply * rank_count[rank]
                     scoring += rank_count[rank] * (reply > 0)
         p = scoring / n_unseen
         out[c, _COL["peg_points"]] = pts / 4.0
-        out[c, _COL["new_count"]] = new_count / MAX_COUNT
-        out[c, _COL["leaves_5_21"]] = float(new_count in (5, 21))
+        out[c, _COL["new_count"]] = new_count / COUNT_SCALE
+        out[c, _COL["leaves_5_21"]] = float(ten_card_scores_at(new_count))
         out[c, _COL["reply_mean"]] = total_reply / n_unseen / 2.0
         out[c, _COL["reply_risk"]] = 1.0 - (1.0 - p) ** opp_cards if opp_cards else 0.0
     best = max(points.values())

@@ -16,7 +16,7 @@ from numba import njit
 from crib_env.cards import N_CARDS, N_RANKS, RANK_ARRAY, VALUE_ARRAY
 from crib_env.fast import nth_card, popcount, sequence_points, show_points
 from crib_env.observation import COUNT_SCALE, MAX_SEQUENCE, OBS_SIZE
-from crib_env.scoring import MAX_COUNT
+from crib_env.rule_kernels import count_after, count_restarts, fits, ten_card_scores_at
 
 from .batch_obs import (
     O_DISCARDS,
@@ -37,7 +37,6 @@ from .card_features import FEATURE_NAMES, N_CARD_FEATURES, crib_table
 
 _COUNT_SCALE = float(COUNT_SCALE)
 _MAX_SEQUENCE = MAX_SEQUENCE
-_MAX_COUNT = MAX_COUNT
 _N_CARDS = N_CARDS
 _N_RANKS = N_RANKS
 _RANK = RANK_ARRAY.astype(np.int64)
@@ -140,32 +139,33 @@ def _play_features(out, line, n_seq, count, unseen, opp_cards, legal):
     # The reference scores a line at the sum of its values, the count it shows at the observed count.
     seq_sum = 0
     for j in range(n_seq):
-        seq_sum += _VALUE[line[j]]
+        seq_sum = count_after(seq_sum, _VALUE[line[j]])
     points = np.full(_N_CARDS, -1, dtype=np.int64)
     best = -1
     for c in range(_N_CARDS):
         if not legal >> c & 1:
             continue
         line[n_seq] = c
-        pts = sequence_points(line, 0, n_seq + 1, seq_sum + _VALUE[c])
+        line_count = count_after(seq_sum, _VALUE[c])
+        pts = sequence_points(line, 0, n_seq + 1, line_count)
         points[c] = pts
         best = max(best, pts)
-        new_count = count + _VALUE[c]
+        new_count = count_after(count, _VALUE[c])
         total_reply = 0
         scoring = 0
-        if new_count < _MAX_COUNT:
+        if not count_restarts(new_count):
             for r in range(_N_RANKS):
                 u = rep[r]
-                if u >= 0 and new_count + _VALUE[u] <= _MAX_COUNT:
+                if u >= 0 and fits(new_count, _VALUE[u]):
                     line[n_seq + 1] = u
-                    reply = sequence_points(line, 0, n_seq + 2, seq_sum + _VALUE[c] + _VALUE[u])
+                    reply = sequence_points(line, 0, n_seq + 2, count_after(line_count, _VALUE[u]))
                     total_reply += reply * rank_count[r]
                     if reply > 0:
                         scoring += rank_count[r]
         p = scoring / n_unseen
         out[c, _PEG_POINTS] = pts / 4.0
         out[c, _NEW_COUNT] = new_count / _COUNT_SCALE
-        out[c, _LEAVES_5_21] = 1.0 if new_count == 5 or new_count == 21 else 0.0
+        out[c, _LEAVES_5_21] = 1.0 if ten_card_scores_at(new_count) else 0.0
         out[c, _REPLY_MEAN] = total_reply / n_unseen / 2.0
         # A float exponent: libm's pow, as the reference's float ** int uses (numba multiplies
         # out an integer power by squaring, which can differ in the last bit).

@@ -18,6 +18,7 @@ from numba import njit
 from crib_env.cards import N_CARDS, VALUE_ARRAY
 from crib_env.fast import points_without_starter, popcount, sequence_points
 from crib_env.game import HAND_SIZE
+from crib_env.rule_kernels import count_after
 
 from .batch_obs import (
     ERR_ILLEGAL,
@@ -85,7 +86,7 @@ def _best_plays(row, legal, weights, seq):
         if not legal[c]:
             continue
         seq[n] = c
-        points = sequence_points(seq, 0, n + 1, count + _VALUE[c])
+        points = sequence_points(seq, 0, n + 1, count_after(count, _VALUE[c]))
         if points > best:
             best = points
             total = 0

@@ -34,7 +34,8 @@ from crib_env.expected import crib_by_discard_ranks
 from crib_env.fast import show_points_over
 from crib_env.game import DISCARDS_PER_PLAYER, HAND_SIZE, KEEP_SIZE, Phase
 from crib_env.observation import MAX_SEQUENCE, ObservationView
-from crib_env.scoring import MAX_COUNT, count_of, fits
+from crib_env.rule_kernels import fits
+from crib_env.rules import card_fits, count_of
 
 from .analysis import DISCARD_SPLITS, SPLIT_KEEPS, SPLIT_PAIRS
 from .rollout_policy import SEQ_ROOM, tactic_value
@@ -44,7 +45,6 @@ _RANK = RANK_ARRAY.astype(np.int64)  # rank by card id
 _SUIT = SUIT_ARRAY.astype(np.int64)
 _N_RANKS = N_RANKS
 _N_SUITS = N_SUITS
-_MAX_COUNT = MAX_COUNT
 _HAND_SIZE = HAND_SIZE
 _KEEP_SIZE = KEEP_SIZE
 _DISCARDS = DISCARDS_PER_PLAYER
@@ -192,7 +192,7 @@ def consistency(kept: np.ndarray, discards: np.ndarray, starter: int, history: P
                 m += 1
         legal, actual = 0, -1
         for i in range(m):
-            if dec_count[d] + _VALUE[hands[0, i]] <= _MAX_COUNT:
+            if fits(dec_count[d], _VALUE[hands[0, i]]):
                 legal += 1
             if hands[0, i] == dec_card[d]:
                 actual = i
@@ -221,7 +221,7 @@ def consistency(kept: np.ndarray, discards: np.ndarray, starter: int, history: P
         best = -1e18
         chosen = 0.0
         for i in range(m):
-            if dec_count[d] + _VALUE[hands[0, i]] > _MAX_COUNT:
+            if not fits(dec_count[d], _VALUE[hands[0, i]]):
                 continue
             value = tactic_value(hands, sizes, 0, i, seq, dec_n[d], dec_count[d], unseen,
                                  n_unseen, dec_k[d], reply)
@@ -256,7 +256,7 @@ def opponent_pool(view: ObservationView) -> tuple[np.ndarray, np.ndarray]:
     limit = go_count(view)
     if limit is not None:
         # it said go at ``limit``: every card it still holds was too big to lay then
-        too_big = np.array([not fits(c, limit) for c in view.unseen], dtype=np.bool_)
+        too_big = np.array([not card_fits(c, limit) for c in view.unseen], dtype=np.bool_)
         if too_big.sum() >= view.opp_cards_left:
             eligible = too_big
     return pool, eligible

@@ -5,9 +5,10 @@ standard agent's batch form) and the rollouts' tactics policy (``agents.rollout_
 ``agents.pegging``'s docstring says what the value means; the constants that weigh its parts live
 here so that every caller weighs them alike. Pegging points come from the core's
 ``crib_env.fast.sequence_points`` (a reply of rank ``r`` is written as card id ``r``: only ranks
-score) and the last card's point from ``fast.last_card_points``. The float operations run in one
-fixed order (the reply ranks in the order the caller lists them, the reply levels from the best
-down), so the same position gives the same floats, and the same ties, whoever asks.
+score), the count and the last card's point from the rules (``crib_env.rule_kernels``). The float
+operations run in one fixed order (the reply ranks in the order the caller lists them, the reply
+levels from the best down), so the same position gives the same floats, and the same ties,
+whoever asks.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from crib_env.cards import VALUE_ARRAY
-from crib_env.fast import last_card_points, sequence_points
-from crib_env.scoring import MAX_COUNT
+from crib_env.fast import sequence_points
+from crib_env.rule_kernels import count_after, count_restarts, fits, last_card_points
 
 COUNTER_WEIGHT = 0.5  # a counter-score is worth less than a sure point: the opponent answers it
 GO_VALUE = 1.0
@@ -33,7 +34,6 @@ MODE_SCORE, MODE_DEFEND, MODE_ATTACK = 0, 1, 2  # agents.pegging.endgame_mode's 
 NEVER = 1 << 30
 SEQ_ROOM = 12  # the longest count sequence (8), the card laid, a reply and a counter, to spare
 _VALUE = VALUE_ARRAY.astype(np.int64)
-_MAX_COUNT = MAX_COUNT
 
 
 @njit(cache=True)
@@ -55,7 +55,7 @@ def tactic_value(card, hand, seq, n, count, order, n_order, unseen, n_unseen, k,
     ``view.unseen`` order, ``unseen[r]`` of rank ``r`` (``n_unseen`` in all); ``k``: the cards the
     opponent could lay, ``opp_left`` it holds; ``reply``: scratch (13,)."""
     rest = hand & ~(np.int64(1) << card)
-    new_count = count + _VALUE[card]
+    new_count = count_after(count, _VALUE[card])
     seq[n] = card
     gain = sequence_points(seq, 0, n + 1, new_count)
     if rest == 0 and opp_left == 0:
@@ -64,16 +64,15 @@ def tactic_value(card, hand, seq, n, count, order, n_order, unseen, n_unseen, k,
     counter = 0.0
     lose = 0.0
     p_go = 0.0
-    if new_count != _MAX_COUNT:  # 31 resets the count: the opponent leads afresh
-        room = _MAX_COUNT - new_count
+    if not count_restarts(new_count):  # at 31 the opponent leads afresh: no reply to weigh
         fitting = 0
         top = -1
         for j in range(n_order):
             r = order[j]
             reply[r] = -1
-            if _VALUE[r] <= room:
+            if fits(new_count, _VALUE[r]):
                 seq[n + 1] = r
-                reply[r] = sequence_points(seq, 0, n + 2, new_count + _VALUE[r])
+                reply[r] = sequence_points(seq, 0, n + 2, count_after(new_count, _VALUE[r]))
                 fitting += unseen[r]
                 top = max(top, reply[r])
         total = _comb(n_unseen, k)
@@ -102,16 +101,17 @@ def tactic_value(card, hand, seq, n, count, order, n_order, unseen, n_unseen, k,
                     risk += p * reply[r]
                     if reply[r] >= need_opp:
                         lose += p
-                    after = new_count + _VALUE[r]
+                    after = count_after(new_count, _VALUE[r])
                     seq[n + 1] = r
                     best = 0
                     left = rest
                     while left:  # the player's own cards, lowest id first (only the max counts)
                         m = np.int64(trailing_zeros(np.uint64(left)))
                         left &= left - 1
-                        if after + _VALUE[m] <= _MAX_COUNT:
+                        if fits(after, _VALUE[m]):
                             seq[n + 2] = m
-                            best = max(best, sequence_points(seq, 0, n + 3, after + _VALUE[m]))
+                            best = max(best, sequence_points(seq, 0, n + 3,
+                                                             count_after(after, _VALUE[m])))
                     counter += p * best
                 excluded += cards
                 none_before = none_after

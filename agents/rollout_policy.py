@@ -37,7 +37,7 @@ from crib_env.fast import (
     apply_action,
     peg_points,
 )
-from crib_env.scoring import MAX_COUNT
+from crib_env.rule_kernels import fits
 
 from .pegging_kernels import MODE_SCORE, NEVER
 from .pegging_kernels import tactic_value as _tactic_value
@@ -50,7 +50,6 @@ POLICIES = {POLICY_LOWEST: "lowest", POLICY_TACTICS: "tactics"}
 _VALUE = VALUE_ARRAY.astype(np.int64)  # counting value by card id
 _RANK = RANK_ARRAY.astype(np.int64)  # rank by card id (a hypothetical reply of rank r is card r)
 _N_RANKS = N_RANKS
-_MAX_COUNT = MAX_COUNT
 SEQ_ROOM = 16  # the count sequence (8 at most) with room for imagined replies
 
 
@@ -86,15 +85,14 @@ def choose_card(hands: np.ndarray, sizes: np.ndarray, p: int, seq: np.ndarray, n
     hand = hands[p]
     legal = 0
     for i in range(sizes[p]):
-        if count + _VALUE[hand[i]] <= _MAX_COUNT:
+        if fits(count, _VALUE[hand[i]]):
             legal += 1
             best = i
     if legal == 1:
         return best
     for i in range(sizes[p]):
         card = hand[i]
-        after = count + _VALUE[card]
-        if after > _MAX_COUNT:
+        if not fits(count, _VALUE[card]):
             continue
         if policy == POLICY_LOWEST:
             score = -float(card)

@@ -29,7 +29,8 @@ import numpy as np
 from numba import njit
 
 from .cards import JACK, N_RANKS, N_SUITS, RANK_ARRAY, SUIT_ARRAY
-from .scoring import FIVE_CARD_FLUSH_POINTS, NOBS_POINTS, RANK_POINTS
+from .rules import FIVE_CARD_FLUSH_POINTS, NOBS_POINTS
+from .scoring import RANK_POINTS
 
 # Rank multisets of the three unseen crib cards (starter + opponent's pair): x <= y <= z.
 _TRIPLES = np.array(list(combinations_with_replacement(range(N_RANKS), 3)), dtype=np.intp)

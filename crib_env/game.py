@@ -26,16 +26,24 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .cards import DECK, JACK, N_CARDS, RANK, VALUE, as_card, card_str, cards_str
+from .cards import DECK, N_CARDS, RANK, VALUE, as_card, card_str, cards_str
+from .rules import (
+    COUNT_LIMIT,
+    GO_POINTS,
+    card_fits,
+    count_after,
+    count_restarts,
+    heels_points,
+    last_card_points,
+    playable,
+)
+from .rules import can_play as hand_can_play
 from .scoring import (
     GO,
-    GO_POINTS,
     HEELS,
     LAST_CARD,
-    MAX_COUNT,
     ScoreEvent,
     hand_events_of,  # unchecked fast paths: the engine's cards are valid by construction
-    last_card_points,
     play_events_of,
 )
 
@@ -293,11 +301,7 @@ class Game:
                 and self.scores[1 - self.winner] <= self.target - DOUBLE_SKUNK_MARGIN)
 
     def can_play(self, player: int) -> bool:
-        room = MAX_COUNT - self.count
-        for card in self.hands[player]:
-            if VALUE[card] <= room:
-                return True
-        return False
+        return hand_can_play(self.hands[player], self.count)
 
     def legal_actions(self) -> list[int]:
         """Card ids the player to move may choose, ascending (empty once the deal or game is
@@ -309,8 +313,7 @@ class Game:
         if self.phase == _DISCARD_PHASE:
             return self.hands[self.to_move]
         if self.phase == _PLAY_PHASE:
-            room = MAX_COUNT - self.count
-            return [c for c in self.hands[self.to_move] if VALUE[c] <= room]
+            return playable(self.hands[self.to_move], self.count)
         return []
 
     def legal_mask(self) -> np.ndarray:
@@ -346,9 +349,10 @@ class Game:
             verb = "discard" if self.phase == _DISCARD_PHASE else "play"
             raise IllegalActionError(f"player {self.to_move} cannot {verb} {card_str(card)}: not in "
                                      f"hand ({cards_str(sorted(hand))})")
-        if self.phase == _PLAY_PHASE and self.count + VALUE[card] > MAX_COUNT:
+        if self.phase == _PLAY_PHASE and not card_fits(card, self.count):
             raise IllegalActionError(f"{card_str(card)} would take the count from {self.count} "
-                                     f"to {self.count + VALUE[card]}, past 31")
+                                     f"to {count_after(self.count, VALUE[card])}, past "
+                                     f"{COUNT_LIMIT}")
         return card
 
     def step(self, card: int | str, player: int | None = None) -> None:
@@ -408,8 +412,9 @@ class Game:
         self.log.append(LogEntry(STARTER, self.dealer, cards=(self.starter,)))
         self.phase = _PLAY_PHASE
         self.to_move = self.pone  # pone leads
-        if RANK[self.starter] == JACK:
-            self._award(self.dealer, [ScoreEvent(HEELS, 2, (self.starter,))], HEELS)
+        heels = heels_points(RANK[self.starter])
+        if heels:
+            self._award(self.dealer, [ScoreEvent(HEELS, heels, (self.starter,))], HEELS)
 
     def _play(self, card: int) -> None:
         player, other = self.to_move, 1 - self.to_move
@@ -417,7 +422,7 @@ class Game:
         self.played[player].append(card)
         self.record.laid[player] += 1
         self.sequence.append(card)
-        self.count += VALUE[card]
+        self.count = count_after(self.count, VALUE[card])
         self.last_player = player
         self.log.append(LogEntry(PLAY, player, 0, (card,)))
         events = play_events_of(self.sequence)
@@ -429,7 +434,7 @@ class Game:
                 return
             self._show()
             return
-        if self.count == MAX_COUNT:
+        if count_restarts(self.count):
             self._restart_count(leader=other)
             return
         if self.can_play(other):

@@ -32,11 +32,12 @@ import numpy as np
 
 from .cards import N_CARDS
 from .game import HAND_SIZE, Game, Phase
+from .rules import COUNT_LIMIT
 
 OBSERVATION_VERSION = 0
 MAX_SEQUENCE = 8  # two players lay at most 4 + 4 cards in one count sequence
 SCORE_SCALE = 121.0
-COUNT_SCALE = 31.0
+COUNT_SCALE = float(COUNT_LIMIT)  # the count's highest value
 
 LAYOUT: tuple[tuple[str, int], ...] = (
     ("hand", N_CARDS),

@@ -1,15 +1,18 @@
 """Show and pegging scoring, with the named events behind every score.
 
-Show (four cards + starter, docs/RULES.md section 8): fifteens 2 each, pairs 2 each (three of a kind 6,
-four 12), every longest run one point per card, flush 4 (hand only) or 5 (all five cards; the only
-flush a crib scores), nobs 1. Pegging (section 7): the card just laid scores 15 (2), 31 (2), pairs
-(2 / 6 / 12 for an unbroken same-rank tail) and the longest run of the last n >= 3 cards.
+The rules themselves (the count, what each item pays) are ``crib_env.rules``; this module applies
+them to cards. Show (four cards + starter, docs/RULES.md section 8): fifteens, pairs (three and four
+of a kind), every longest run, a flush (hand: four or five cards; crib: five only), nobs. Pegging
+(section 7): the card just laid scores a count of 15 or 31, the unbroken same-rank tail and the
+longest run of the last n >= 3 cards.
 
-Fast paths: fifteens, pairs and runs depend only on the five ranks, so they are read from
-``RANK_POINTS``, a table of every multiset of five ranks keyed by the sorted ranks in base 13.
-``score_hand`` and the numpy batch scorer ``score_hands`` both use it (``FOUR_RANK_POINTS`` is the
-same for four ranks, behind ``score_without_starter``); ``hand_events`` enumerates
-the same points one by one, for the board and the logs, and is tested against the table.
+Each kind of item is found by one function: ``_rank_items`` (fifteens, pairs and runs, which depend
+only on the ranks), ``_suit_points`` (flush and nobs, from ``rules.flush_points`` and
+``rules.nobs_points``) and ``_play_items`` (a card laid). Scores are the sums of the items, and the
+fast paths are tables of those sums: ``RANK_POINTS`` holds ``_rank_items``' points for every
+multiset of five ranks, keyed by the sorted ranks in base 13 (``FOUR_RANK_POINTS`` the same for
+four ranks, behind ``score_without_starter``); ``score_hand`` and the numpy batch scorer
+``score_hands`` read them.
 """
 
 from __future__ import annotations
@@ -22,8 +25,6 @@ from typing import NamedTuple
 import numpy as np
 
 from .cards import (
-    JACK,
-    MAX_VALUE,
     N_CARDS,
     N_RANKS,
     RANK,
@@ -32,7 +33,29 @@ from .cards import (
     SUIT_ARRAY,
     VALUE,
     as_card,
+    card_id,
     cards_str,
+)
+from .rules import (
+    COUNT_LIMIT,
+    FIFTEEN_COUNT,
+    FIFTEEN_POINTS,
+    FIVE_CARD_FLUSH_POINTS,
+    GO_POINTS,
+    HAND_FLUSH_POINTS,
+    LAST_CARD_POINTS,
+    MAX_HAND_SCORE,
+    MAX_SET,
+    MIN_RUN,
+    NOBS_POINTS,
+    THIRTY_ONE_POINTS,
+    count_of,
+    fifteen_points,
+    flush_points,
+    nobs_points,
+    run_points,
+    set_points,
+    thirty_one_points,
 )
 
 # Event kinds: one name each, used by the engine's log, infos and the rendered board.
@@ -50,19 +73,24 @@ LAST_CARD = "last card"
 EVENT_KINDS = (FIFTEEN, PAIR, PAIR_ROYAL, DOUBLE_PAIR_ROYAL, RUN, FLUSH, NOBS, HEELS, GO,
                THIRTY_ONE, LAST_CARD)
 
-#: points for a same-rank group of n cards, in the show and in the play
-SET_POINTS = {2: 2, 3: 6, 4: 12}
+#: the event kind of a same-rank set of n cards, in the show and in the play
 SET_KIND = {2: PAIR, 3: PAIR_ROYAL, 4: DOUBLE_PAIR_ROYAL}
-FIFTEEN_COUNT = 15  # cards whose values add up to this score FIFTEEN_POINTS (show and play)
-FIFTEEN_POINTS = 2
-MAX_COUNT = 31
-THIRTY_ONE_POINTS = 2
-MAX_HAND_SCORE = 29
-HAND_FLUSH_POINTS = 4  # four cards of one suit in a hand (never in the crib)
-FIVE_CARD_FLUSH_POINTS = 5  # the four and the starter of one suit: a hand's or the crib's flush
-NOBS_POINTS = 1  # the jack of the starter's suit in a hand or crib
-GO_POINTS = 1  # to the player who laid the last card when neither can lay another
-LAST_CARD_POINTS = 1  # to the player who lays the last card of the play, unless it makes 31
+#: ``rules.set_points`` by set size, for the compiled core's table
+SET_POINTS = {n: set_points(n) for n in SET_KIND}
+#: ``rules.COUNT_LIMIT`` under the name the compiled core (crib_env.fast) imports it by
+MAX_COUNT = COUNT_LIMIT
+
+__all__ = [
+    "EVENT_KINDS", "FIFTEEN", "PAIR", "PAIR_ROYAL", "DOUBLE_PAIR_ROYAL", "RUN", "FLUSH", "NOBS",
+    "HEELS", "GO", "THIRTY_ONE", "LAST_CARD", "SET_KIND", "SET_POINTS", "ScoreEvent",
+    "RANK_POINTS", "FOUR_RANK_POINTS", "score_hand", "score_without_starter", "hand_events",
+    "hand_events_of", "score_hands", "all_hands_with_starters", "show_score_distribution",
+    "play_events", "play_events_of", "score_play", "play_points_of",
+    # The rules' own constants, re-exported for the compiled core (crib_env.fast) until it
+    # imports them from crib_env.rules.
+    "MAX_COUNT", "FIFTEEN_COUNT", "FIFTEEN_POINTS", "FIVE_CARD_FLUSH_POINTS", "GO_POINTS",
+    "HAND_FLUSH_POINTS", "LAST_CARD_POINTS", "NOBS_POINTS", "THIRTY_ONE_POINTS", "MAX_HAND_SCORE",
+]
 
 
 class ScoreEvent(NamedTuple):
@@ -86,30 +114,45 @@ class ScoreEvent(NamedTuple):
 # The show
 
 
-def _rank_points(ranks: Sequence[int]) -> int:
-    """Fifteens + pairs + runs of four or five ranks (the part of a show score that ignores
-    suits)."""
-    values = [min(r + 1, MAX_VALUE) for r in ranks]
-    fifteens = sum(
-        1 for n in range(2, 6) for combo in combinations(values, n) if sum(combo) == FIFTEEN_COUNT
-    )
-    counts = [0] * N_RANKS
-    for r in ranks:
-        counts[r] += 1
-    pairs = sum(c * (c - 1) for c in counts)  # n cards of a rank make n(n-1)/2 pairs of 2 points
-    runs, start = 0, 0
-    while start < N_RANKS:
-        if counts[start] == 0:
-            start += 1
-            continue
-        end, ways = start, 1
-        while end < N_RANKS and counts[end]:
-            ways *= counts[end]
+@cache
+def _rank_items(ranks: tuple[int, ...]) -> tuple[tuple[str, int, tuple[int, ...]], ...]:
+    """The fifteens, pairs and runs of four or five cards sorted by rank, as (kind, points,
+    positions): the one statement of those show items, behind the tables and the events.
+
+    They depend only on the ranks, and only 6,188 five-rank multisets exist: building the tables
+    at import fills this cache, so a show count never enumerates subsets."""
+    values = [VALUE[card_id(r, 0)] for r in ranks]  # a rank's counting value, from any suit
+    positions = range(len(ranks))
+    items: list[tuple[str, int, tuple[int, ...]]] = []
+    for n in range(2, len(ranks) + 1):
+        for idx in combinations(positions, n):
+            points = fifteen_points(sum([values[i] for i in idx]))
+            if points:
+                items.append((FIFTEEN, points, idx))
+    by_rank: dict[int, list[int]] = {}
+    for position, rank in enumerate(ranks):
+        by_rank.setdefault(rank, []).append(position)
+    for group in by_rank.values():
+        if set_points(len(group)):
+            items.append((SET_KIND[len(group)], set_points(len(group)), tuple(group)))
+    distinct = sorted(by_rank)
+    start = 0
+    while start < len(distinct):  # split the held ranks into maximal consecutive stretches
+        end = start + 1
+        while end < len(distinct) and distinct[end] == distinct[end - 1] + 1:
             end += 1
-        if end - start >= 3:
-            runs += (end - start) * ways
+        stretch = distinct[start:end]
+        if run_points(len(stretch)):
+            for run in product(*(by_rank[r] for r in stretch)):
+                items.append((RUN, run_points(len(run)), run))
         start = end
-    return FIFTEEN_POINTS * fifteens + pairs + runs
+    return tuple(items)
+
+
+def _rank_points(ranks: Sequence[int]) -> int:
+    """Fifteens + pairs + runs of four or five ranks (the part of a show score that ignores suits):
+    the points of ``_rank_items``."""
+    return sum([points for _, points, _ in _rank_items(tuple(sorted(ranks)))])
 
 
 def _rank_key(sorted_ranks: Sequence[int]) -> int:
@@ -122,7 +165,7 @@ def _rank_key(sorted_ranks: Sequence[int]) -> int:
 def _build_rank_points(n: int = 5) -> np.ndarray:
     table = np.zeros(N_RANKS**n, dtype=np.int8)
     for ranks in combinations_with_replacement(range(N_RANKS), n):
-        if max(map(ranks.count, ranks)) <= 4:  # five of one rank cannot be held
+        if max(map(ranks.count, ranks)) <= MAX_SET:  # five of one rank cannot be held
             table[_rank_key(ranks)] = _rank_points(ranks)
     return table
 
@@ -148,14 +191,10 @@ def _check_show(hand: Sequence[int | str], starter: int | str) -> tuple[list[int
 
 def _suit_points(cards: list[int], starter: int, crib: bool) -> tuple[int, int]:
     """(flush points, nobs points) of four cards with the starter."""
-    suit = SUIT[cards[0]]
-    flush = 0
-    if SUIT[cards[1]] == suit and SUIT[cards[2]] == suit and SUIT[cards[3]] == suit:
-        if SUIT[starter] == suit:
-            flush = FIVE_CARD_FLUSH_POINTS
-        elif not crib:  # a four-card flush never scores in the crib
-            flush = HAND_FLUSH_POINTS
-    nobs = NOBS_POINTS * any(RANK[c] == JACK and SUIT[c] == SUIT[starter] for c in cards)
+    suit, starter_suit = SUIT[cards[0]], SUIT[starter]
+    four_suited = SUIT[cards[1]] == suit and SUIT[cards[2]] == suit and SUIT[cards[3]] == suit
+    flush = flush_points(four_suited, starter_suit == suit, crib)
+    nobs = sum([nobs_points(RANK[c], SUIT[c], starter_suit) for c in cards])
     return flush, nobs
 
 
@@ -177,42 +216,12 @@ def score_without_starter(hand: Sequence[int | str]) -> int:
         raise ValueError(f"a hand to count without a starter has 4 distinct cards, got "
                          f"{cards_str(cards)}")
     ranks = sorted([RANK[c] for c in cards])
-    flush = HAND_FLUSH_POINTS if len({SUIT[c] for c in cards}) == 1 else 0
+    flush = flush_points(len({SUIT[c] for c in cards}) == 1, False, False)
     return _FOUR_RANK_POINTS_LIST[_rank_key(ranks)] + flush
 
 
 # Cards sorted by this key come in rank order, suits C D H S within a rank.
 _RANK_SUIT_ORDER: tuple[int, ...] = tuple(RANK[c] * 4 + SUIT[c] for c in range(N_CARDS))
-
-
-@cache
-def _rank_items(ranks: tuple[int, ...]) -> tuple[tuple[str, int, tuple[int, ...]], ...]:
-    """The fifteens, pairs and runs of five cards sorted by rank, as (kind, points, positions).
-
-    They depend only on the ranks, and only 6,188 five-rank multisets exist, so after warm-up a
-    show count never enumerates subsets."""
-    values = [min(r + 1, MAX_VALUE) for r in ranks]
-    items: list[tuple[str, int, tuple[int, ...]]] = [
-        (FIFTEEN, FIFTEEN_POINTS, idx) for n in range(2, 6) for idx in combinations(range(5), n)
-        if sum(values[i] for i in idx) == FIFTEEN_COUNT]
-    by_rank: dict[int, list[int]] = {}
-    for position, rank in enumerate(ranks):
-        by_rank.setdefault(rank, []).append(position)
-    for group in by_rank.values():
-        if len(group) >= 2:
-            items.append((SET_KIND[len(group)], SET_POINTS[len(group)], tuple(group)))
-    distinct = sorted(by_rank)
-    start = 0
-    while start < len(distinct):  # split the held ranks into maximal consecutive stretches
-        end = start + 1
-        while end < len(distinct) and distinct[end] == distinct[end - 1] + 1:
-            end += 1
-        stretch = distinct[start:end]
-        if len(stretch) >= 3:
-            for run in product(*(by_rank[r] for r in stretch)):
-                items.append((RUN, len(run), run))
-        start = end
-    return tuple(items)
 
 
 def hand_events(hand: Sequence[int | str], starter: int | str,
@@ -231,10 +240,11 @@ def hand_events_of(cards: list[int], starter_id: int, crib: bool) -> list[ScoreE
               for kind, points, positions in _rank_items(tuple([RANK[c] for c in ordered]))]
     flush, nobs = _suit_points(cards, starter_id, crib)
     if flush:
-        events.append(ScoreEvent(FLUSH, flush, tuple(five[:flush])))
+        suit = SUIT[cards[0]]
+        events.append(ScoreEvent(FLUSH, flush, tuple([c for c in five if SUIT[c] == suit])))
     if nobs:
-        jack = next(c for c in cards if RANK[c] == JACK and SUIT[c] == SUIT[starter_id])
-        events.append(ScoreEvent(NOBS, NOBS_POINTS, (jack,)))
+        jack = next(c for c in cards if nobs_points(RANK[c], SUIT[c], SUIT[starter_id]))
+        events.append(ScoreEvent(NOBS, nobs, (jack,)))
     return events
 
 
@@ -256,14 +266,11 @@ def score_hands(hands: np.ndarray, starters: np.ndarray, crib: bool = False) -> 
     score = RANK_POINTS[key]
     suits = SUIT_ARRAY[hands]
     starter_suits = SUIT_ARRAY[starters]
-    four_flush = (suits[:, 0] == suits[:, 1]) & (suits[:, 0] == suits[:, 2]) & (
+    four_suited = (suits[:, 0] == suits[:, 1]) & (suits[:, 0] == suits[:, 2]) & (
         suits[:, 0] == suits[:, 3])
-    five_flush = four_flush & (suits[:, 0] == starter_suits)
-    score += (FIVE_CARD_FLUSH_POINTS * five_flush).astype(np.int8)
-    if not crib:
-        score += (HAND_FLUSH_POINTS * (four_flush & ~five_flush)).astype(np.int8)
-    nobs = ((ranks == JACK) & (suits == starter_suits[:, None])).any(axis=1)
-    return score + (NOBS_POINTS * nobs).astype(np.int8)
+    score += flush_points(four_suited, suits[:, 0] == starter_suits, crib).astype(np.int8)
+    nobs = nobs_points(ranks, suits, starter_suits[:, None]).sum(axis=1)
+    return score + nobs.astype(np.int8)
 
 
 def all_hands_with_starters() -> tuple[np.ndarray, np.ndarray]:
@@ -290,31 +297,48 @@ def show_score_distribution(crib: bool = False) -> np.ndarray:
 
 def _play_parts(sequence: Sequence[int]) -> tuple[int, int, int]:
     """(count, same-rank tail length, run length) for the last card of ``sequence``."""
-    n = len(sequence)
-    if n == 1:  # a lead: no pair, no run, and a count of at most 10
+    if len(sequence) == 1:  # a lead: no pair, no run, and a count of at most 10
         return VALUE[sequence[0]], 1, 0
     tail, run = _tail_and_run([RANK[c] for c in sequence])
     return count_of(sequence), tail, run
 
 
 def _tail_and_run(ranks: Sequence[int]) -> tuple[int, int]:
-    """(same-rank tail length, longest run) ending at the last of ``ranks`` (oldest first)."""
+    """(same-rank tail length, longest run, 0 if none) ending at the last of ``ranks`` (oldest
+    first)."""
     n = len(ranks)
     last_rank = ranks[-1]
     tail = 1
-    while tail < n and tail < 4 and ranks[-1 - tail] == last_rank:
+    while tail < n and tail < MAX_SET and ranks[-1 - tail] == last_rank:
         tail += 1
-    for length in range(n, 2, -1):
+    for length in range(n, MIN_RUN - 1, -1):
         window = ranks[n - length:]
         if max(window) - min(window) == length - 1 and len(set(window)) == length:
             return tail, length
     return tail, 0
 
 
+def _play_items(count: int, tail: int, run: int) -> list[tuple[str, int, int]]:
+    """What the card laid scores, as (kind, points, how many of the last cards it takes): the one
+    statement of the pegging items, behind ``play_events`` and ``score_play``."""
+    items = []
+    fifteen = fifteen_points(count)
+    if fifteen:
+        items.append((FIFTEEN, fifteen, 0))  # 0: the whole sequence
+    thirty_one = thirty_one_points(count)
+    if thirty_one:
+        items.append((THIRTY_ONE, thirty_one, 0))
+    pairs = set_points(tail)
+    if pairs:
+        items.append((SET_KIND[tail], pairs, tail))
+    run_score = run_points(run)
+    if run_score:
+        items.append((RUN, run_score, run))
+    return items
+
+
 def _play_points(count: int, tail: int, run: int) -> int:
-    """Points of a card laid: 15 and 31 (2), the same-rank tail (2 / 6 / 12), the run."""
-    return (FIFTEEN_POINTS * (count == FIFTEEN_COUNT) + THIRTY_ONE_POINTS * (count == MAX_COUNT)
-            + SET_POINTS.get(tail, 0) + run)
+    return sum([points for _, points, _ in _play_items(count, tail, run)])
 
 
 def _check_sequence(sequence: Sequence[int | str]) -> list[int]:
@@ -324,8 +348,8 @@ def _check_sequence(sequence: Sequence[int | str]) -> list[int]:
     if len(set(cards)) != len(cards):
         raise ValueError(f"duplicate card in play sequence {cards_str(cards)}")
     count = count_of(cards)
-    if count > MAX_COUNT:
-        raise ValueError(f"play sequence {cards_str(cards)} counts {count}, past 31")
+    if count > COUNT_LIMIT:
+        raise ValueError(f"play sequence {cards_str(cards)} counts {count}, past {COUNT_LIMIT}")
     return cards
 
 
@@ -338,46 +362,14 @@ def play_events(sequence: Sequence[int | str]) -> list[ScoreEvent]:
 def play_events_of(cards: list[int]) -> list[ScoreEvent]:
     """``play_events`` for a trusted sequence of card ids (no parsing, no checks): the engine's
     path, whose sequences are valid by construction."""
-    count, tail, run = _play_parts(cards)
-    events = []
-    if count == FIFTEEN_COUNT:
-        events.append(ScoreEvent(FIFTEEN, FIFTEEN_POINTS, tuple(cards)))
-    if count == MAX_COUNT:
-        events.append(ScoreEvent(THIRTY_ONE, THIRTY_ONE_POINTS, tuple(cards)))
-    if tail >= 2:
-        events.append(ScoreEvent(SET_KIND[tail], SET_POINTS[tail], tuple(cards[-tail:])))
-    if run:
-        events.append(ScoreEvent(RUN, run, tuple(cards[-run:])))
-    return events
+    # cards[-0:] is every card: a count of 15 or 31 is made by the whole sequence
+    return [ScoreEvent(kind, points, tuple(cards[-last:]))
+            for kind, points, last in _play_items(*_play_parts(cards))]
 
 
 def score_play(sequence: Sequence[int | str]) -> int:
     """Points earned by the last card of the current count ``sequence`` (see ``play_events``)."""
     return _play_points(*_play_parts(_check_sequence(sequence)))
-
-
-def count_of(cards: Sequence[int]) -> int:
-    """The running count of a count sequence of card ids: their counting values added up."""
-    return sum([VALUE[c] for c in cards])
-
-
-def fits(card: int, count: int) -> bool:
-    """Whether ``card`` may be laid at running ``count``: the count must stay at 31 or under. A
-    player with no card that fits says go."""
-    return count + VALUE[card] <= MAX_COUNT
-
-
-def count_restarts(count: int, go_pegged: bool = False) -> bool:
-    """Whether the count goes back to 0 after a card took it to ``count``: at 31, or when the
-    card's go point was pegged (neither player could lay another)."""
-    return count == MAX_COUNT or go_pegged
-
-
-def last_card_points(count: int) -> int:
-    """Points for laying the last card of the play at running ``count``: ``LAST_CARD_POINTS``,
-    or none when that card makes 31 (the 31 already pays). Never more than one of go, 31 and last
-    card for one card."""
-    return 0 if count == MAX_COUNT else LAST_CARD_POINTS
 
 
 def play_points_of(cards: Sequence[int]) -> int:

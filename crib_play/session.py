@@ -24,7 +24,8 @@ from agents.analysis import analyze_discards
 from crib_env.cards import RANK, SUIT, VALUE, as_card, card_str, cards_str
 from crib_env.game import DEAL, DEFAULT_TARGET, GAME_OVER, SHOW, Game, IllegalActionError, Phase
 from crib_env.observation import encode
-from crib_env.scoring import EVENT_KINDS, ScoreEvent, last_card_points, score_play
+from crib_env.rules import count_after, last_card_points
+from crib_env.scoring import EVENT_KINDS, ScoreEvent, score_play
 
 from .chances import ANALYSIS_SIMS, throw_win_chances, win_chance
 from .talk import Announcement, announcements, pegs, show_talk
@@ -385,9 +386,10 @@ class GameSession:
         for card in self.legal_cards():
             sequence = [*g.sequence, card]
             points = score_play(sequence)
+            count = count_after(g.count, VALUE[card])
             if len(g.hands[HUMAN]) == 1 and not g.hands[AGENT]:  # the last card of the deal
-                points += last_card_points(g.count + VALUE[card])
-            plays.append({"card": card_str(card), "count": g.count + VALUE[card], "points": points})
+                points += last_card_points(count)
+            plays.append({"card": card_str(card), "count": count, "points": points})
         out.update(kind="play", options=sorted(plays, key=lambda p: -p["points"]))
         return out
 

@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from typing import Any
 from xml.sax.saxutils import escape
 
+from crib_env.game import DOUBLE_SKUNK_MARGIN, SKUNK_MARGIN
 from training.stats import wilson_interval
 
 PERSON = 0
@@ -49,8 +50,8 @@ def game_summary(record: dict[str, Any]) -> dict[str, Any]:
     winner, scores = record["winner"], record["scores"]
     won = winner == PERSON
     loser_score = scores[1 - winner]
-    double = loser_score <= record["target"] - 61
-    skunk = loser_score <= record["target"] - 31 and not double
+    double = loser_score <= record["target"] - DOUBLE_SKUNK_MARGIN
+    skunk = loser_score <= record["target"] - SKUNK_MARGIN and not double
     roles = {role: {"deals": 0, **dict.fromkeys(parts, 0)} for role, parts in ROLES.items()}
     regrets = []
     for deal in record["deals"]:

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from crib_env.cards import VALUE, card_str, cards_str
 from crib_env.game import DEAL, GAME_OVER, PLAY, SAID_GO, SHOW, STARTER, LogEntry
 from crib_env.render import spoken, table_talk
+from crib_env.rules import count_after, count_restarts
 from crib_env.scoring import (
     DOUBLE_PAIR_ROYAL,
     EVENT_KINDS,
@@ -28,7 +29,6 @@ from crib_env.scoring import (
     RUN,
     THIRTY_ONE,
     ScoreEvent,
-    count_restarts,
 )
 
 
@@ -116,7 +116,7 @@ def announcements(log: Sequence[LogEntry], names: Sequence[str],
                                     0, i))
         elif entry.kind == PLAY:
             card = entry.cards[0]
-            count += VALUE[card]
+            count = count_after(count, VALUE[card])
             said = f"{who}: {card_str(card)}"
             if not (events and events[0].kind in (FIFTEEN, THIRTY_ONE)):  # "fifteen two" says it
                 said += f", {spoken(count)}"
@@ -172,7 +172,7 @@ def _count_before(log: Sequence[LogEntry], start: int) -> int:
         if entry.kind == DEAL or entry.kind == GO:
             count = 0
         elif entry.kind == PLAY:
-            count += VALUE[entry.cards[0]]
+            count = count_after(count, VALUE[entry.cards[0]])
             if count_restarts(count):
                 count = 0
     return count

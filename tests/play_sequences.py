@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from crib_env.cards import VALUE
-from crib_env.scoring import MAX_COUNT
+from crib_env.rules import COUNT_LIMIT
 
 
 def random_count_sequences(rng: np.random.Generator, total: int) -> Iterator[tuple[list[int], int]]:
@@ -17,7 +17,7 @@ def random_count_sequences(rng: np.random.Generator, total: int) -> Iterator[tup
     while True:
         seq, count = [], 0
         for card in rng.permutation(52)[:8]:
-            if count + VALUE[card] > MAX_COUNT:
+            if count + VALUE[card] > COUNT_LIMIT:
                 break
             seq.append(int(card))
             count += VALUE[card]

@@ -10,7 +10,8 @@ from crib_env import fast
 from crib_env.cards import parse_card, parse_cards
 from crib_env.game import IllegalActionError, Phase
 from crib_env.observation import OBS_SIZE, decode, encode
-from crib_env.scoring import last_card_points, score_hand, score_play, score_without_starter
+from crib_env.rules import last_card_points
+from crib_env.scoring import score_hand, score_play, score_without_starter
 from crib_env.vector import CribbageVectorEnv
 
 

@@ -21,11 +21,7 @@ from crib_env.scoring import (
     RUN,
     THIRTY_ONE,
     ScoreEvent,
-    count_of,
-    count_restarts,
-    fits,
     hand_events,
-    last_card_points,
     play_events,
     score_hand,
     score_hands,
@@ -156,10 +152,6 @@ def test_play_events_total_equals_score_play_on_random_sequences():
             count += VALUE[c]
         assert sum(e.points for e in play_events(seq)) == score_play(seq), seq
         checked += 1
-
-
-def test_last_card_pegs_one_except_when_it_makes_31():
-    assert [last_card_points(count) for count in (1, 15, 30, 31)] == [1, 1, 1, 0]
 
 
 def test_pegging_errors_duplicates_empty_and_past_31():
@@ -408,14 +400,3 @@ def test_table_talk_counts_the_running_total():
 def test_score_event_describe():
     assert ScoreEvent(RUN, 3, tuple(hand("5H 6S 7C"))).describe() == "run of 3 for 3 (5H 6S 7C)"
     assert ScoreEvent(NOBS, 1, (parse_card("JS"),)).describe() == "nobs for 1 (JS)"
-
-
-def test_the_running_count_rules():
-    """count_of, fits and count_restarts: the one statement of the running count used by the
-    opponent model's go reading and the table talk."""
-    assert count_of(parse_cards("KH 5S 6C")) == 21
-    assert count_of([]) == 0
-    assert fits(parse_card("KD"), 21) and not fits(parse_card("2D"), 30)
-    assert fits(parse_card("AD"), 30)  # 31 exactly is allowed
-    assert count_restarts(31) and not count_restarts(30)
-    assert count_restarts(24, go_pegged=True)

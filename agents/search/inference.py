@@ -20,12 +20,11 @@ from numba import njit
 from crib_env.cards import N_CARDS, VALUE_ARRAY
 from crib_env.game import HAND_SIZE, Phase
 from crib_env.observation import COUNT_SCALE, OBS_SIZE, SCORE_SCALE, SLICES
-from crib_env.scoring import MAX_COUNT
+from crib_env.rule_kernels import fits
 
 from ..opponent_model import PlayHistory
 
 _VALUE = VALUE_ARRAY.astype(np.int64)
-_MAX_COUNT = MAX_COUNT
 _N_CARDS = N_CARDS
 _HAND_SIZE = HAND_SIZE
 _OBS_SIZE = OBS_SIZE
@@ -69,7 +68,7 @@ def opponent_observations(kept: np.ndarray, discards: np.ndarray, history: PlayH
                     obs[r, _OWN0 + c] = 1.0
                 else:
                     obs[r, _HAND0 + c] = 1.0
-                    if count + _VALUE[c] <= _MAX_COUNT:
+                    if fits(count, _VALUE[c]):
                         masks[r, c] = 1
                         legal += 1
             for j in range(history.n_before[d]):  # the player's cards laid before it
