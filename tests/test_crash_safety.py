@@ -23,7 +23,7 @@ from training import files
 from training.checkpoint import rng_state, save_checkpoint
 from training.config import parse_config
 from training.recovery import evaluation_steps, recover_run, rewind_run, run_problems
-from training.trainer import train
+from training.train import train
 
 ROOT = Path(__file__).resolve().parent.parent
 MLP = {"features": False, "hidden": 16, "layers": 1}

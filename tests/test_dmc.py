@@ -16,10 +16,10 @@ from agents.learned import load_learned_agent, load_network
 from crib_env.fast import GameBatch
 from crib_env.observation import OBS_SIZE
 from crib_env.vector import DEAL_POINT_FIELDS, CribbageVectorEnv
+from training.algos.dmc import DealBuffer, fixed_part
 from training.config import parse_config
-from training.dmc import DealBuffer, fixed_part
 from training.evaluate import evaluate
-from training.trainer import train
+from training.train import train
 
 PEG0, PEG1, HAND0, HAND1, CRIB, HEELS, DEALER = range(len(DEAL_POINT_FIELDS))
 

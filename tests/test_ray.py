@@ -233,7 +233,7 @@ def test_a_two_trial_sweep_runs_to_the_end_and_ranks_its_trials(local_ray, tmp_p
 def test_a_search_recording_on_ray_equals_the_local_one(local_ray, tmp_path):
     import numpy as np
 
-    from training.distill import CHUNK_PATTERN, record
+    from training.algos.distill_recording import CHUNK_PATTERN, record
 
     teacher = f"champion-search:sims=4,net={CHAMPION_PATH}"
     for where, ray in (("local", None), ("ray", "local")):

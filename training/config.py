@@ -136,7 +136,7 @@ class PPOConfig(_Section):
 
 
 class DMCConfig(_Section):
-    """Deep Monte-Carlo (``algo: dmc``, training.dmc): Q(s, a) regressed on deal returns."""
+    """Deep Monte-Carlo (``algo: dmc``, training.algos.dmc): Q(s, a) regressed on deal returns."""
 
     learning_rate: float = Field(3e-4, gt=0, le=1)
     epsilon: float = Field(0.05, ge=0, le=1, description="chance of a random legal card")
@@ -162,7 +162,7 @@ VALUED_TEACHERS = ("expert", "champion-search")
 
 
 class DistillConfig(_Section):
-    """Policy distillation (``algo: distill``, training.distill): the network learns the teacher's
+    """Policy distillation (``algo: distill``, training.algos.distill): the network learns the teacher's
     choices, recorded from the teacher's games against the config's opponents."""
 
     teacher: str = Field("expert", description="the agent whose choices are learned")
@@ -188,7 +188,7 @@ class DistillConfig(_Section):
 
 
 class ExitConfig(_Section):
-    """Expert iteration (``algo: exit``, training.exit): each generation distills the search over
+    """Expert iteration (``algo: exit``, training.algos.exit): each generation distills the search over
     the previous generation's network (the ``distill`` section sets the recording and the fit)."""
 
     generations: int = Field(3, ge=1, le=100, description="generations to run")
@@ -280,9 +280,9 @@ class RunConfig(_Section):
     seed: int = Field(0, ge=0, le=SEED_MAX,
                       description="seeds Python, NumPy, Torch and the environments")
     algo: Literal["ppo", "dmc", "distill", "exit"] = Field(
-        "ppo", description="ppo: MaskablePPO; dmc: Deep Monte-Carlo Q regression (training.dmc); "
-                           "distill: learn a teacher's choices (training.distill); exit: expert "
-                           "iteration, distilling the search over the network (training.exit)")
+        "ppo", description="ppo: MaskablePPO; dmc: Deep Monte-Carlo Q regression (training.algos.dmc); "
+                           "distill: learn a teacher's choices (training.algos.distill); exit: expert "
+                           "iteration, distilling the search over the network (training.algos.exit)")
     env: EnvConfig = EnvConfig()
     opponents: list[OpponentConfig] = Field(
         default_factory=lambda: [OpponentConfig(agent="greedy")], min_length=1)
