@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.learned import CardNet, load_learned_agent, network_input_batch
+from agents.learned import load_learned_agent
+from agents.networks import CardNet, network_input_batch
 from agents.registry import make_agent
 from training.algos.distill import (
     cosine_rate,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from training.checkpoint import save_checkpoint
+from agents.checkpoint import save_checkpoint
 from training.config import load_config
 from training.trainer import initial_network
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agents.learned import read_meta, resolve_checkpoint
+from agents.checkpoint import read_meta, resolve_checkpoint
 from training.config import RunConfig, load_config
 from training.interrupt import TrainingInterrupted
 from training.train import train

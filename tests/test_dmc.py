@@ -12,7 +12,8 @@ import torch
 import yaml
 
 from agents.afterstate import AfterstateNet
-from agents.learned import load_learned_agent, load_network
+from agents.checkpoint import load_network
+from agents.learned import load_learned_agent
 from crib_env.fast import GameBatch
 from crib_env.observation import OBS_SIZE
 from crib_env.vector import DEAL_POINT_FIELDS, CribbageVectorEnv

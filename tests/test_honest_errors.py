@@ -13,10 +13,10 @@ import pytest
 import torch
 
 import crib_env
-from agents.learned import CheckpointError, build_network, load_network
+from agents.checkpoint import CheckpointError, load_network, load_training_state, rng_state, save_checkpoint
+from agents.networks import build_network
 from crib_env.cards import parse_cards
 from crib_env.single import SingleAgentCribbageEnv
-from training.checkpoint import load_training_state, rng_state, save_checkpoint
 from training.config import load_config, parse_config
 from training.plots import merge_evals, plot_command, read_eval_file, read_evals
 from training.train import train

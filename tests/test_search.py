@@ -217,9 +217,10 @@ def test_tiny_expert_iteration_writes_generations_and_resumes(tmp_path):
 
     import torch
 
-    from agents.learned import build_network, load_learned_agent
+    from agents.checkpoint import save_checkpoint
+    from agents.learned import load_learned_agent
+    from agents.networks import build_network
     from training.algos.distill_recording import load_recording
-    from training.checkpoint import save_checkpoint
     from training.config import RunConfig
     from training.train import train
 

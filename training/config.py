@@ -64,7 +64,7 @@ class SelfPlayConfig(_Section):
 
 
 class PolicyConfig(_Section):
-    """The network (see ``agents.learned.ARCHITECTURES``)."""
+    """The network (see ``agents.networks.ARCHITECTURES``)."""
 
     arch: Literal["cards", "mlp", "afterstate"] = Field(
         "cards", description="cards: per-card tokens; mlp: flat; afterstate: each hand card scored "
@@ -75,7 +75,7 @@ class PolicyConfig(_Section):
     embed: int = Field(16, ge=2, le=256, description="rank / suit embedding size (cards only)")
     layers: int = Field(2, ge=1, le=8, description="hidden layers (mlp and afterstate)")
     prior: bool = Field(False, description="cards + features only: start the linear feature head "
-                                           "from a rule of thumb (agents.learned.CardNet)")
+                                           "from a rule of thumb (agents.networks.CardNet)")
     attention: int = Field(0, ge=0, le=8, description="cards only: self-attention blocks over "
                                                       "the known cards' tokens")
 
@@ -96,7 +96,7 @@ class PolicyConfig(_Section):
             raise ValueError("arch 'afterstate' reads the observation only: set features: false "
                              "and prior: false")
         if self.attention:
-            from agents.learned import ATTENTION_HEADS  # torch: only for a config that needs it
+            from agents.networks import ATTENTION_HEADS  # torch: only for a config that needs it
 
             if self.arch != "cards":
                 raise ValueError(f"policy.attention: only arch 'cards' has attention blocks, not "

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agents.learned import LearnedAgent, load_network, resolve_checkpoint
+from agents.checkpoint import load_network, resolve_checkpoint
+from agents.learned import LearnedAgent
 
 from .config import RunConfig
 

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .checkpoint import check_resume
+from agents.checkpoint import check_resume
+
 from .config import SELF, STATEFUL_OPPONENTS, RunConfig
 from .recovery import recover_run
 

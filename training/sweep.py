@@ -44,8 +44,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agents.files import atomic_write_text, check_output_folder
+
 from .config import RunConfig, load_config, parse_config
-from .files import atomic_write_text, check_output_folder
 
 DEFAULT_OUTPUT = Path("checkpoints") / "sweeps"
 DISTRIBUTIONS = ("choice", "grid", "uniform", "loguniform", "randint")

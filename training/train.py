@@ -32,11 +32,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agents.checkpoint import check_init_from
+from agents.files import atomic_write_text, check_output_folder, remove_folder
+
 from .algos import TRAINERS
 from .algos.exit import run_expert_iteration
-from .checkpoint import check_init_from
 from .config import RunConfig, dump_config
-from .files import atomic_write_text, check_output_folder, remove_folder
 from .final_eval import final_evaluations
 from .interrupt import StopOnSignal, TrainingInterrupted
 from .preflight import check_named_agents, resume_point

@@ -4,7 +4,7 @@ A subclass provides the learner (``build``: network, optimizer, envs, logger; ``
 the base owns the session around it: seeding, the schedule of evaluations, self-play snapshots and
 saves between updates, checkpoints, the ``best/`` copy, the stop on a signal and the summary.
 
-Crash safety: every checkpoint folder is replaced as a whole (``training.files``), and ``latest/``
+Crash safety: every checkpoint folder is replaced as a whole (``agents.files``), and ``latest/``
 is written last for its step, so a run killed at any moment resumes from its last ``latest/``,
 losing at most the steps since that save (``training.recovery`` drops what came after it; the
 resumed TensorBoard writer purges the later scalars). SIGINT (Ctrl-C) and SIGTERM stop the run
@@ -28,17 +28,18 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.learned import LearnedAgent, load_network
-
-from .checkpoint import (
+from agents.checkpoint import (
     copy_checkpoint,
+    load_network,
     load_training_state,
     rng_state,
     save_checkpoint,
     set_rng_state,
 )
+from agents.files import append_line
+from agents.learned import LearnedAgent
+
 from .config import RunConfig
-from .files import append_line
 from .interrupt import StopOnSignal
 from .recovery import EVALS_FILE
 
@@ -54,7 +55,7 @@ def initial_network(cfg: RunConfig) -> torch.nn.Module:
     """The network a DMC or distillation run starts from: built right after seeding, so a seed
     fixes it (``bench/step0_checkpoint.py`` saves it for "what training added"). PPO's is built
     inside SB3's policy instead."""
-    from agents.learned import build_network
+    from agents.networks import build_network
 
     seed_everything(cfg.seed)
     return build_network(cfg.policy.arch, **cfg.policy.arch_kwargs())

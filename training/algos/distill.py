@@ -103,7 +103,7 @@ class DistillTrainer(Trainer):
     so a resumed run continues exactly."""
 
     def build(self) -> None:
-        from agents.learned import network_input_batch
+        from agents.networks import network_input_batch
 
         cfg = self.cfg
         d = cfg.distill
@@ -153,7 +153,7 @@ class DistillTrainer(Trainer):
         super().periodic()
 
     def learn(self, steps: int) -> None:
-        from agents.learned import network_input_batch
+        from agents.networks import network_input_batch
 
         if self.data is None:
             return

@@ -28,12 +28,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.files import atomic_write, atomic_write_text
 from crib_env.cards import N_CARDS
 from crib_env.observation import OBS_SIZE
 
 from ..eval_plans import derive_seed, game_plan
 from ..eval_play import build_agent, play_game
-from ..files import atomic_write, atomic_write_text
 
 CHUNK_GAMES = 25
 CHUNK_PATTERN = "chunk_{:05d}.npz"

@@ -7,7 +7,7 @@ the end of its deal: a deal is where the cards a decision was made with stop mat
 return is unbiased for the deal and the game's later deals add no noise to it. Games still run to
 the target, so the network sees every score situation it will meet in evaluation.
 
-The network is any of ``agents.learned``'s: its 52 "logits" are read as the Q-values, so a DMC
+The network is any of ``agents.networks``': its 52 "logits" are read as the Q-values, so a DMC
 checkpoint plays through ``LearnedAgent`` (argmax over the legal cards) with nothing new to load.
 
 Why not only policy gradients: a deal's point margin has a standard deviation of about 10 points
@@ -227,7 +227,7 @@ class DMCTrainer(Trainer):
         self.logger = self.tensorboard()
 
     def learn(self, steps: int) -> None:
-        from agents.learned import network_input_batch
+        from agents.networks import network_input_batch
 
         cfg = self.cfg
         d = cfg.dmc

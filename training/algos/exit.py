@@ -23,8 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agents.files import atomic_write_text
+
 from ..config import RunConfig, dump_config
-from ..files import atomic_write_text
 from ..runs import find_run_to_resume, has_run, run_name
 
 GENERATIONS_FILE = "generations.jsonl"
@@ -68,7 +69,7 @@ def run_generation(cfg: RunConfig, run_dir: Path, generation: int, previous: Pat
                    train: TrainFn) -> tuple[Path, dict[str, Any]]:
     """Generation ``generation`` (recording, fit, evaluations), resumed where it stopped; returns
     its network's checkpoint and its line of ``generations.jsonl``."""
-    from agents.learned import resolve_checkpoint
+    from agents.checkpoint import resolve_checkpoint
 
     folder = run_dir / GENERATION_FOLDER.format(generation)
     done = folder / DONE_FILE

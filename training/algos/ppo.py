@@ -71,7 +71,7 @@ class PPOTrainer(Trainer):
         self.env.seed(self.env_seed())
 
     def _fast_env(self):
-        from agents.learned import input_size, network_input_batch
+        from agents.networks import input_size, network_input_batch
 
         from ..sb3_vec_env import SB3VecEnv
 
