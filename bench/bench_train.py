@@ -46,7 +46,7 @@ import torch
 import yaml
 
 from training.algos.ppo import PPOTrainer
-from training.config import parse_config
+from training.config_file import parse_config
 
 PARTS = ("env", "masks", "forward", "sb3", "update")
 

@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import cpu_model, load_average, set_key  # noqa: E402
 
 from training.algos.ppo import PPOTrainer  # noqa: E402
-from training.config import parse_config  # noqa: E402
+from training.config_file import parse_config  # noqa: E402
 
 COLUMNS = ("kl", "approx_kl", "entropy", "g_pi", "vf_g_v", "g", "clip", "clip_g_pi", "snr",
            "adv_abs", "adv_std", "explained_var", "d_theta", "clip_fraction")

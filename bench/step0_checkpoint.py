@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 
 from agents.checkpoint import save_checkpoint
-from training.config import load_config
+from training.config_file import load_config
 from training.trainer import initial_network
 
 

@@ -15,7 +15,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from training.config import parse_config
+from training.config_file import parse_config
 from training.evaluate import evaluate
 from training.train import train
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.checkpoint import read_meta, resolve_checkpoint
-from training.config import RunConfig, load_config
+from training.config import RunConfig
+from training.config_file import load_config
 from training.interrupt import TrainingInterrupted
 from training.train import train
 

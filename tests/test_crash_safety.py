@@ -21,7 +21,7 @@ from agents import files
 from agents.checkpoint import load_network, rng_state, save_checkpoint
 from agents.networks import build_network
 from crib_cli.main import app
-from training.config import parse_config
+from training.config_file import parse_config
 from training.recovery import evaluation_steps, recover_run, rewind_run, run_problems
 from training.train import train
 

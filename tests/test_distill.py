@@ -24,7 +24,7 @@ from training.algos.distill_recording import (
     record_chunk,
     rotation,
 )
-from training.config import parse_config
+from training.config_file import parse_config
 from training.eval_plans import game_plan
 from training.eval_play import play_game
 from training.train import train

@@ -18,7 +18,7 @@ from crib_env.fast import GameBatch
 from crib_env.observation import OBS_SIZE
 from crib_env.vector import DEAL_POINT_FIELDS, CribbageVectorEnv
 from training.algos.dmc import DealBuffer, fixed_part
-from training.config import parse_config
+from training.config_file import parse_config
 from training.evaluate import evaluate
 from training.train import train
 
@@ -170,7 +170,7 @@ def dmc_config(tmp: Path, total: int, name: str = "dmc") -> Path:
 def test_a_short_dmc_run_learns_to_beat_random(tmp_path):
     """Step 0 plays about as well as random; a short run must win at least 75% against it, and
     every update must have changed the greedy policy on some decisions."""
-    from training.config import load_config
+    from training.config_file import load_config
 
     cfg = load_config(dmc_config(tmp_path, 300_000))
     torch.manual_seed(cfg.seed)

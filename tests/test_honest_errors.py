@@ -17,7 +17,7 @@ from agents.checkpoint import CheckpointError, load_network, load_training_state
 from agents.networks import build_network
 from crib_env.cards import parse_cards
 from crib_env.single import SingleAgentCribbageEnv
-from training.config import load_config, parse_config
+from training.config_file import load_config, parse_config
 from training.plots import merge_evals, plot_command, read_eval_file, read_evals
 from training.train import train
 

@@ -14,7 +14,7 @@ from agents.networks import OUTPUT_SIZE, build_network, input_size
 from crib_env.cards import parse_cards
 from crib_env.game import Game
 from crib_env.observation import encode
-from training.config import load_config
+from training.config_file import load_config
 from training.selfplay import MixtureOpponent
 
 COL = {name: i for i, name in enumerate(FEATURE_NAMES)}

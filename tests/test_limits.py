@@ -185,7 +185,7 @@ def test_numpy_integer_seeds_give_the_same_games_as_ints(kind):
 def test_an_out_of_range_action_raises_under_python_O():
     code = """
 import crib_env
-from crib_env.aec import ActionOutOfBoundsError
+from crib_env.aec_wrapper import ActionOutOfBoundsError
 env = crib_env.env()
 env.reset(seed=0)
 try:

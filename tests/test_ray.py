@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from agents.registry import CHAMPION_PATH
 from crib_cli.main import _bare_option, app
-from training.config import load_config
+from training.config_file import load_config
 from training.evaluate import evaluate
 from training.ray_backend import RayPool, RayUnavailableError, checkpoint_files, materialize
 from training.sweep import SweepSpace, apply, check_space, load_space

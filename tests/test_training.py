@@ -21,7 +21,7 @@ from agents.registry import make_agent
 from crib_cli.main import app
 from crib_env.game import Game
 from crib_env.observation import OBS_SIZE, OBSERVATION_VERSION, encode
-from training.config import load_config, parse_config
+from training.config_file import load_config, parse_config
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()

@@ -46,7 +46,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agents.files import atomic_write_text, check_output_folder
 
-from .config import RunConfig, load_config, parse_config
+from .config import RunConfig
+from .config_file import load_config, parse_config
 
 DEFAULT_OUTPUT = Path("checkpoints") / "sweeps"
 DISTRIBUTIONS = ("choice", "grid", "uniform", "loguniform", "randint")

@@ -37,7 +37,8 @@ from agents.files import atomic_write_text, check_output_folder, remove_folder
 
 from .algos import TRAINERS
 from .algos.exit import run_expert_iteration
-from .config import RunConfig, dump_config
+from .config import RunConfig
+from .config_file import dump_config
 from .final_eval import final_evaluations
 from .interrupt import StopOnSignal, TrainingInterrupted
 from .preflight import check_named_agents, resume_point

@@ -25,7 +25,8 @@ from typing import Any
 
 from agents.files import atomic_write_text
 
-from ..config import RunConfig, dump_config
+from ..config import RunConfig
+from ..config_file import dump_config
 from ..runs import find_run_to_resume, has_run, run_name
 
 GENERATIONS_FILE = "generations.jsonl"
