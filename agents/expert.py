@@ -69,7 +69,7 @@ class ExpertAgent(StandardAgent):
         self.history = OpponentPlays()
         #: card -> mean simulated pegging margin, of the last decision if it was a play decided by
         #: points (empty for discards, forced plays and the end game's win filter); a distilled
-        #: network can learn these values as well as the chosen card (``training.distill``)
+        #: network can learn these values as well as the chosen card (``training.algos.distill``)
         self.last_margins: dict[int, float] = {}
 
     def reset(self) -> None:

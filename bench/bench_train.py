@@ -1,7 +1,7 @@
 """End-to-end training speed of ``crib train`` (MaskablePPO) on both engines, side by side.
 
 Runs the same config for ``--steps`` learner decisions on each engine (``train.engine: fast`` and
-``python``) through ``training.trainer.PPOTrainer`` itself: rollouts and PPO updates, with no
+``python``) through ``training.algos.ppo.PPOTrainer`` itself: rollouts and PPO updates, with no
 evaluation (the run's ``eval`` is replaced by one that never falls due). Prints one row per engine:
 steps per second end to end, and where each step's time went, in microseconds per learner decision:
 
@@ -45,8 +45,8 @@ import numpy as np
 import torch
 import yaml
 
-from training.config import parse_config
-from training.trainer import PPOTrainer
+from training.algos.ppo import PPOTrainer
+from training.config_file import parse_config
 
 PARTS = ("env", "masks", "forward", "sb3", "update")
 

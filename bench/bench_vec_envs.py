@@ -1,7 +1,7 @@
 """Benchmark: training-side env throughput, SB3's per-env stack against the compiled vector env.
 
 * ``env steps/s``: learner steps per second with random legal actions (no network), for
-  ``DummyVecEnv`` of ``SingleAgentCribbageEnv`` (what ``training.trainer`` builds, minus the feature
+  ``DummyVecEnv`` of ``SingleAgentCribbageEnv`` (what ``training.algos.ppo`` builds, minus the feature
   wrapper) and for ``training.sb3_vec_env.SB3VecEnv``, both against the random opponent;
 * ``PPO steps/s``: ``MaskablePPO("MlpPolicy")`` (64x64, CPU, one torch thread) ``learn`` on each, same
   hyperparameters, so the difference is the env side.

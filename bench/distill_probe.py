@@ -1,7 +1,7 @@
 """How well a student imitates the expert, measured on a recording's held-out chunks.
 
 For each network it prints, over the held-out decisions of ``chunks`` chunks of a recording made
-with the teacher's values (``training.distill``, ``distill.recording``):
+with the teacher's values (``training.algos.distill``, ``distill.recording``):
 
 * **agreement**: the share of decisions where the network's card is the expert's;
 * **deviations**: the same share over the decisions where the expert did not play standard's card
@@ -27,17 +27,17 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.learned import CardNet, load_learned_agent, network_input_batch
+from agents.learned import load_learned_agent
+from agents.networks import CardNet, network_input_batch
 from agents.registry import make_agent
-from training.distill import (
-    Decisions,
+from training.algos.distill import (
     cosine_rate,
     imitation_step,
     legal_logits,
-    load_recording,
     minibatch,
     teacher_targets,
 )
+from training.algos.distill_recording import Decisions, load_recording
 
 BATCH = 512
 

@@ -1,6 +1,6 @@
 """Why does (or doesn't) MaskablePPO move the policy? Per-update diagnostics of ``crib train``.
 
-Runs ``training.trainer.PPOTrainer`` on a config (with ``--set`` changes) and, around every PPO
+Runs ``training.algos.ppo.PPOTrainer`` on a config (with ``--set`` changes) and, around every PPO
 update (``MaskablePPO.train``, wrapped here; SB3 itself is not changed), measures on that update's
 rollout:
 
@@ -52,8 +52,8 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import cpu_model, load_average, set_key  # noqa: E402
 
-from training.config import parse_config  # noqa: E402
-from training.trainer import PPOTrainer  # noqa: E402
+from training.algos.ppo import PPOTrainer  # noqa: E402
+from training.config_file import parse_config  # noqa: E402
 
 COLUMNS = ("kl", "approx_kl", "entropy", "g_pi", "vf_g_v", "g", "clip", "clip_g_pi", "snr",
            "adv_abs", "adv_std", "explained_var", "d_theta", "clip_fraction")

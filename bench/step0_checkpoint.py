@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from training.checkpoint import save_checkpoint
-from training.config import load_config
+from agents.checkpoint import save_checkpoint
+from training.config_file import load_config
 from training.trainer import initial_network
 
 

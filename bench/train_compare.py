@@ -15,9 +15,9 @@ import json
 import tempfile
 from pathlib import Path
 
-from training.config import parse_config
+from training.config_file import parse_config
 from training.evaluate import evaluate
-from training.trainer import train
+from training.train import train
 
 VARIANTS = {
     "mlp (flat observation)": {"arch": "mlp", "features": False, "hidden": 256, "layers": 2},

@@ -94,7 +94,7 @@ def evaluate_command(agent: str, opponent: str, games: int, seed: int = 0,
     ``"auto"`` or an address joins a cluster); the report is the same."""
     from rich.console import Console
 
-    from training.files import atomic_write_text, check_output_file
+    from agents.files import atomic_write_text, check_output_file
 
     if json_path is not None:
         json_path = check_output_file(json_path, "--json")  # before any game is played

@@ -154,7 +154,7 @@ def serve(
     """Serve the web page: play any agent in a browser, count practice, replays."""
     def start() -> None:
         if record is not None:
-            from training.files import check_output_file
+            from agents.files import check_output_file
 
             check_output_file(record, "--record")  # before the server starts
         try:

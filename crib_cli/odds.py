@@ -8,8 +8,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from agents.files import check_output_file
 from crib_env.odds import DEFAULT_TABLE, load_table
-from training.files import check_output_file
 from training.odds import build, endgame_cell, odds_report, plot
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from training.files import atomic_write_text, check_output_folder
+from agents.files import atomic_write_text, check_output_folder
 from training.limits import check_games
 from training.tournament import TournamentResult, tournament
 

@@ -1,6 +1,6 @@
 """``crib train`` on the command line: load the config, train, then show the run's learning curve
 and its final evaluations as rich tables and say where everything is. The library
-(``training.trainer``) prints only its progress."""
+(``training.train``) prints only its progress."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agents.learned import read_meta, resolve_checkpoint
-from training.config import RunConfig, load_config
+from agents.checkpoint import read_meta, resolve_checkpoint
+from training.config import RunConfig
+from training.config_file import load_config
 from training.interrupt import TrainingInterrupted
-from training.trainer import train
+from training.train import train
 
 
 def curve_table(run_dir: Path) -> Any:
@@ -55,7 +56,7 @@ def generations_table(run_dir: Path) -> Any:
     """``algo: exit``: each generation's network against the previous one and the opponents."""
     from rich.table import Table
 
-    from training.exit import GENERATIONS_FILE
+    from training.algos.exit import GENERATIONS_FILE
 
     lines = [json.loads(x) for x in (run_dir / GENERATIONS_FILE).read_text().splitlines() if x]
     names = list(lines[0]["results"]) if lines else []

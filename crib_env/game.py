@@ -13,6 +13,10 @@ No gymnasium, pettingzoo or torch here. Players are 0 and 1. One decision per ``
   mid-show); nothing after it counts and scores are capped at the target. ``Phase.GAME_OVER``.
 
 With ``single_deal=True`` the game stops in ``Phase.DEAL_OVER`` after the show instead of dealing on.
+
+Longer than most modules (about 480 lines): ``Game`` is the reference every other engine is
+checked against, one state machine read top to bottom, with the records it keeps and the scripted
+deals it may be given (``ScriptedDeal`` needs the hand size the rules fix, ``Game`` takes it).
 """
 
 from __future__ import annotations

@@ -30,7 +30,8 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .aec import AGENTS, card_action, check_reset_options, raw_env
+from .aec import AGENTS, check_reset_options, raw_env
+from .aec_wrapper import card_action
 from .cards import N_CARDS
 from .game import check_seed
 from .observation import OBS_SIZE

@@ -41,229 +41,29 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
-from numba import njit
 
 from . import fast
 from .cards import N_CARDS
-from .fast import (
-    CRIB_PTS,
-    DEALER,
-    HAND_PTS,
-    HEELS_PTS,
-    OK,
-    P_DEAL_OVER,
-    P_GAME_OVER,
-    P_PLAY,
-    PEG,
-    PHASE,
-    SCORE,
-    SINGLE_DEAL,
-    TO_MOVE,
-    WINNER,
-    apply_action,
-    encode_obs,
-    init_game,
-    legal_bits,
-    next_deal,
-    rand_below,
-    random_action,
-)
 from .game import DEFAULT_TARGET, IllegalActionError, check_seed
 from .observation import OBS_SIZE
 from .odds import winprob_potential
+from .vector_kernels import (
+    DEAL_POINT_FIELDS,
+    DRAW_UNITS,
+    REWARD_MODES,
+    apply_learner,
+    encode_rows,
+    finish_step,
+    first_illegal,
+    observe_all,
+    opponent_moves,
+    opponent_rows,
+    reset_all,
+)
 
 SEAT_CHOICES = ("player_0", "player_1", "random")
-REWARD_MODES = ("win", "points", "winprob")
-R_WIN, R_POINTS, R_WINPROB = range(3)  # the reward modes as the kernels read them
 EPISODE_MODES = ("game", "deal")
 BatchPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
-
-
-#: what ``infos["deal_points"]`` holds per row for a deal that ended in the step (player terms)
-DEAL_POINT_FIELDS = ("peg0", "peg1", "hand0", "hand1", "crib", "heels", "dealer")
-
-
-# -- kernels -----------------------------------------------------------------------------------
-
-@njit(cache=True)
-def _step(S, b, card, deal_points, deal_ended):
-    """``fast.step_game``, keeping the points of a deal that ends (``deal_points[b]``) before the
-    next deal clears them."""
-    err = apply_action(S, b, card)
-    if err != OK:
-        return err
-    phase = S[b, PHASE]
-    if phase == P_DEAL_OVER or phase == P_GAME_OVER:
-        deal_ended[b] = 1
-        out = deal_points[b]
-        out[0] = S[b, PEG]
-        out[1] = S[b, PEG + 1]
-        out[2] = S[b, HAND_PTS]
-        out[3] = S[b, HAND_PTS + 1]
-        out[4] = S[b, CRIB_PTS]
-        out[5] = S[b, HEELS_PTS]
-        out[6] = S[b, DEALER]
-        if phase == P_DEAL_OVER and S[b, SINGLE_DEAL] == 0:
-            next_deal(S, b)
-    return OK
-
-
-@njit(cache=True)
-def _first_illegal(S, actions):
-    for b in range(S.shape[0]):
-        a = actions[b]
-        if a < 0 or a >= 52 or not (legal_bits(S, b) >> a) & 1:
-            return b
-    return -1
-
-
-@njit(cache=True)
-def _live(S, b):
-    return S[b, PHASE] <= P_PLAY
-
-
-@njit(cache=True)
-def _opponent_random(S, seats, b, deal_points, deal_ended):
-    while _live(S, b) and S[b, TO_MOVE] != seats[b]:
-        _step(S, b, random_action(S, b), deal_points, deal_ended)
-
-
-@njit(cache=True)
-def _apply_learner(S, seats, actions, before, opp_random, deal_points, deal_ended):
-    """Learner moves (already checked legal), then random opponent replies; remember the scores
-    before the move for the reward."""
-    for b in range(S.shape[0]):
-        seat = seats[b]
-        before[b, 0] = S[b, SCORE + seat]
-        before[b, 1] = S[b, SCORE + 1 - seat]
-        _step(S, b, actions[b], deal_points, deal_ended)
-        if opp_random:
-            _opponent_random(S, seats, b, deal_points, deal_ended)
-
-
-@njit(cache=True)
-def _opponent_rows(S, seats, rows):
-    """Rows where the opponent is to move; returns how many (written to ``rows``)."""
-    k = 0
-    for b in range(S.shape[0]):
-        if _live(S, b) and S[b, TO_MOVE] != seats[b]:
-            rows[k] = b
-            k += 1
-    return k
-
-
-@njit(cache=True)
-def _encode_rows(S, rows, k, players, obs, masks):
-    for i in range(k):
-        b = rows[i]
-        encode_obs(S, b, players[b], obs[i])
-        bits = legal_bits(S, b)
-        for c in range(52):
-            masks[i, c] = (bits >> c) & 1
-
-
-@njit(cache=True)
-def _opponent_moves(S, rows, k, actions, deal_points, deal_ended):
-    """Apply the opponent's chosen cards; returns the index of the first illegal one or -1."""
-    for i in range(k):
-        if _step(S, rows[i], actions[i], deal_points, deal_ended) != OK:
-            return i
-    return -1
-
-
-@njit(cache=True)
-def _deal_margin(S, b, seat):
-    dealer = S[b, DEALER]
-    margin = 0
-    for p in range(2):
-        points = S[b, PEG + p] + S[b, HAND_PTS + p]
-        if p == dealer:
-            points += S[b, HEELS_PTS] + S[b, CRIB_PTS]
-        margin += points if p == seat else -points
-    return margin
-
-
-@njit(cache=True)
-def _finish(S, seats, before, reward_mode, phi, potential, target, single_deal, seat_mode,
-            opp_random, opp_ids, cumulative, deal_points, deal_ended, rewards, done, final_obs,
-            final_scores):
-    """Rewards and episode ends; finished rows are encoded into ``final_obs`` and restarted.
-    ``phi``: the winprob potential table (``crib_env.odds.winprob_potential``); ``potential``: each
-    row's learner potential at its last reward (0 for a new game)."""
-    for b in range(S.shape[0]):
-        seat = seats[b]
-        own = S[b, SCORE + seat]
-        opp = S[b, SCORE + 1 - seat]
-        phase = S[b, PHASE]
-        ended = phase == P_GAME_OVER or phase == P_DEAL_OVER
-        if reward_mode == R_POINTS:
-            rewards[b] = (own - before[b, 0]) - (opp - before[b, 1])
-        elif reward_mode == R_WINPROB:
-            now = phi[own, opp, 1 if S[b, DEALER] != seat else 0]
-            rewards[b] = now - potential[b]
-            potential[b] = 0.0 if ended else now
-        elif phase == P_GAME_OVER:
-            rewards[b] = 1.0 if S[b, WINNER] == seat else -1.0
-        elif phase == P_DEAL_OVER:
-            rewards[b] = np.sign(_deal_margin(S, b, seat))
-        else:
-            rewards[b] = 0.0
-        done[b] = ended
-        if ended:
-            encode_obs(S, b, seat, final_obs[b])
-            final_scores[b, 0] = own
-            final_scores[b, 1] = opp
-            _restart(S, seats, b, target, single_deal, seat_mode, opp_random, opp_ids,
-                     cumulative, deal_points, deal_ended)
-
-
-#: resolution of the weighted draw of a row's opponent
-_DRAW_UNITS = 1 << 30
-
-
-@njit(cache=True)
-def _draw_member(S, b, cumulative):
-    """An index drawn with probabilities given by the increasing ``cumulative`` weights (int64
-    units of ``_DRAW_UNITS``, the last equal to it)."""
-    u = rand_below(S, b, _DRAW_UNITS)
-    i = 0
-    while cumulative[i] <= u:
-        i += 1
-    return i
-
-
-@njit(cache=True)
-def _restart(S, seats, b, target, single_deal, seat_mode, opp_random, opp_ids, cumulative,
-             deal_points, deal_ended):
-    """A new game in row ``b`` from the row's own stream (``seat_mode`` -1: random seat); with
-    more than one opponent, the row's opponent for the episode is drawn too."""
-    if seat_mode < 0:
-        seats[b] = rand_below(S, b, 2)
-    if cumulative.shape[0] > 1:
-        opp_ids[b] = _draw_member(S, b, cumulative)
-    init_game(S, b, -1, target, -1, single_deal)
-    if opp_random:
-        _opponent_random(S, seats, b, deal_points, deal_ended)
-
-
-@njit(cache=True)
-def _reset_all(S, seeds, seats, target, single_deal, seat_mode, opp_random, opp_ids, cumulative,
-               deal_points, deal_ended):
-    for b in range(S.shape[0]):
-        fast.seed_row(S, b, seeds[b])
-        seats[b] = seat_mode
-        opp_ids[b] = 0
-        _restart(S, seats, b, target, single_deal, seat_mode, opp_random, opp_ids, cumulative,
-                 deal_points, deal_ended)
-
-
-@njit(cache=True)
-def _observe_all(S, seats, obs, masks):
-    for b in range(S.shape[0]):
-        encode_obs(S, b, seats[b], obs[b])
-        bits = legal_bits(S, b)
-        for c in range(52):
-            masks[b, c] = (bits >> c) & 1
 
 
 # -- the env -----------------------------------------------------------------------------------
@@ -295,8 +95,8 @@ class CribbageVectorEnv(VectorEnv):
         self._opp_batch = [self._random_member_moves if _is_random(m) else _batch_policy(m)
                            for m, _ in members] if not self._opp_random else []
         weights = np.array([w for _, w in members], dtype=np.float64)
-        cumulative = np.rint(np.cumsum(weights) / weights.sum() * _DRAW_UNITS).astype(np.int64)
-        cumulative[-1] = _DRAW_UNITS
+        cumulative = np.rint(np.cumsum(weights) / weights.sum() * DRAW_UNITS).astype(np.int64)
+        cumulative[-1] = DRAW_UNITS
         self._cumulative = cumulative
         #: the member of the mixture each row faces this episode (index into the mixture)
         self.opponent_ids = np.zeros(int(num_envs), dtype=np.int64)
@@ -335,13 +135,13 @@ class CribbageVectorEnv(VectorEnv):
         seeds = np.random.SeedSequence(seed).generate_state(self.num_envs, dtype=np.uint64)
         seeds = (seeds >> np.uint64(1)).astype(np.int64)
         self._random_member = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
-        _reset_all(self.state, seeds, self.seats, self.target_score, self.episode == "deal",
+        reset_all(self.state, seeds, self.seats, self.target_score, self.episode == "deal",
                    self._seat_mode, self._opp_random, self.opponent_ids, self._cumulative,
                    self._deal_points, self._deal_ended)
         self._play_opponent()
         self._potential[:] = 0.0
         self._needs_reset = False
-        _observe_all(self.state, self.seats, self._obs, self._masks)
+        observe_all(self.state, self.seats, self._obs, self._masks)
         return self._obs.copy(), {"action_mask": self._masks.copy()}
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
@@ -352,26 +152,26 @@ class CribbageVectorEnv(VectorEnv):
         actions = np.ascontiguousarray(actions, dtype=np.int64).reshape(-1)
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
-        bad = _first_illegal(self.state, actions)
+        bad = first_illegal(self.state, actions)
         if bad >= 0:
             raise IllegalActionError(f"row {bad}: card {int(actions[bad])} is not legal for the "
                                      f"learner (legal: {np.flatnonzero(self._masks[bad]).tolist()})")
         n = self.num_envs
         self._deal_ended[:] = 0
-        _apply_learner(self.state, self.seats, actions, self._before, self._opp_random,
+        apply_learner(self.state, self.seats, actions, self._before, self._opp_random,
                        self._deal_points, self._deal_ended)
         self._play_opponent()
         rewards = np.zeros(n, dtype=np.float32)
         done = np.zeros(n, dtype=np.bool_)
         final_obs = np.zeros((n, OBS_SIZE), dtype=np.float32)  # calloc: untouched pages cost nothing
         final_scores = np.zeros((n, 2), dtype=np.int64)
-        _finish(self.state, self.seats, self._before, REWARD_MODES.index(self.reward_mode),
+        finish_step(self.state, self.seats, self._before, REWARD_MODES.index(self.reward_mode),
                 self._phi, self._potential, self.target_score, self.episode == "deal",
                 self._seat_mode, self._opp_random, self.opponent_ids, self._cumulative,
                 self._deal_points, self._deal_ended, rewards, done, final_obs, final_scores)
         if done.any():
             self._play_opponent()  # an opponent who moves first in a restarted game
-        _observe_all(self.state, self.seats, self._obs, self._masks)
+        observe_all(self.state, self.seats, self._obs, self._masks)
         ended = self._deal_ended.astype(np.bool_)
         infos = {"action_mask": self._masks.copy(), "final_obs": final_obs, "_final_obs": done.copy(),
                  "final_scores": final_scores, "_final_scores": done.copy(),
@@ -401,10 +201,10 @@ class CribbageVectorEnv(VectorEnv):
         masks = np.zeros((self.num_envs, N_CARDS), dtype=np.int8)
         opp_seats = 1 - self.seats
         while True:
-            k = _opponent_rows(self.state, self.seats, self._rows)
+            k = opponent_rows(self.state, self.seats, self._rows)
             if k == 0:
                 return
-            _encode_rows(self.state, self._rows, k, opp_seats, obs, masks)
+            encode_rows(self.state, self._rows, k, opp_seats, obs, masks)
             actions = np.empty(k, dtype=np.int64)
             members = self.opponent_ids[self._rows[:k]]
             for i, policy in enumerate(self._opp_batch):
@@ -416,7 +216,7 @@ class CribbageVectorEnv(VectorEnv):
                     raise ValueError(f"the opponent policy returned shape {chosen.shape} for "
                                      f"{mine.size} observations")
                 actions[mine] = chosen
-            bad = _opponent_moves(self.state, self._rows, k, actions, self._deal_points,
+            bad = opponent_moves(self.state, self._rows, k, actions, self._deal_points,
                                   self._deal_ended)
             if bad >= 0:
                 raise IllegalActionError(f"the opponent chose illegal card {int(actions[bad])} in "

@@ -12,6 +12,9 @@ practice the person first claims the points of their own hand (and crib), then t
 revealed and the claim kept. ``view()`` is everything the person may see, nothing more: their own
 hand, the cards on the table, sizes of the other hands, and the opponent's cards only once laid
 open in the show.
+
+About 400 lines, one class: what a person may do and what they may see are read from the same
+state at every step, so the moves and the views stay together.
 """
 
 from __future__ import annotations

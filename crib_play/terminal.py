@@ -209,7 +209,7 @@ def play_command(opponent: str, target: int = 121, seed: int | None = None,
     if isinstance(target, bool) or not isinstance(target, int) or target < 1:
         raise ValueError(f"--target must be a positive whole number, got {target!r}")
     if record_path is not None:
-        from training.files import check_output_file
+        from agents.files import check_output_file
 
         check_output_file(record_path, "--record")  # before the game, not after it
     console = Console()

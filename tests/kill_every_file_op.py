@@ -21,10 +21,10 @@ import torch
 
 torch.set_num_threads(1)  # forking after a multi-threaded torch call can hang the child
 
-from training import files  # noqa: E402
-from training.config import load_config  # noqa: E402
+from agents import files  # noqa: E402
+from training.config_file import load_config  # noqa: E402
 from training.recovery import evaluation_steps, run_problems  # noqa: E402
-from training.trainer import train  # noqa: E402
+from training.train import train  # noqa: E402
 
 
 def latest_steps(out: Path) -> int:

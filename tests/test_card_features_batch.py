@@ -7,7 +7,7 @@ import pytest
 
 from agents.card_features import N_CARD_FEATURES, card_features
 from agents.card_features_kernels import card_features_batch
-from agents.learned import network_input, network_input_batch
+from agents.networks import network_input, network_input_batch
 from crib_env.fast import P_DISCARD, P_GAME_OVER, P_PLAY, GameBatch
 from crib_env.observation import OBS_SIZE, SLICES
 

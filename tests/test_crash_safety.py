@@ -17,13 +17,13 @@ import torch
 import yaml
 from typer.testing import CliRunner
 
-from agents.learned import build_network, load_network
+from agents import files
+from agents.checkpoint import load_network, rng_state, save_checkpoint
+from agents.networks import build_network
 from crib_cli.main import app
-from training import files
-from training.checkpoint import rng_state, save_checkpoint
-from training.config import parse_config
+from training.config_file import parse_config
 from training.recovery import evaluation_steps, recover_run, rewind_run, run_problems
-from training.trainer import train
+from training.train import train
 
 ROOT = Path(__file__).resolve().parent.parent
 MLP = {"features": False, "hidden": 16, "layers": 1}

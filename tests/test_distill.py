@@ -1,4 +1,4 @@
-"""Policy distillation (training.distill, ``algo: distill``): what is recorded, that a recording
+"""Policy distillation (training.algos.distill, ``algo: distill``): what is recorded, that a recording
 is a function of its seed and resumes, and that a run learns the teacher's choices."""
 
 from __future__ import annotations
@@ -15,19 +15,19 @@ from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
 from agents.learned import load_learned_agent
 from crib_env.observation import SLICES
-from training.config import parse_config
-from training.distill import (
+from training.algos.distill import teacher_targets
+from training.algos.distill_recording import (
     CHUNK_GAMES,
     RecordingAgent,
     load_recording,
     record,
     record_chunk,
     rotation,
-    teacher_targets,
 )
+from training.config_file import parse_config
 from training.eval_plans import game_plan
 from training.eval_play import play_game
-from training.trainer import train
+from training.train import train
 
 
 def test_recording_keeps_only_decisions_with_a_choice() -> None:

@@ -12,14 +12,15 @@ import torch
 import yaml
 
 from agents.afterstate import AfterstateNet
-from agents.learned import load_learned_agent, load_network
+from agents.checkpoint import load_network
+from agents.learned import load_learned_agent
 from crib_env.fast import GameBatch
 from crib_env.observation import OBS_SIZE
 from crib_env.vector import DEAL_POINT_FIELDS, CribbageVectorEnv
-from training.config import parse_config
-from training.dmc import DealBuffer, fixed_part
+from training.algos.dmc import DealBuffer, fixed_part
+from training.config_file import parse_config
 from training.evaluate import evaluate
-from training.trainer import train
+from training.train import train
 
 PEG0, PEG1, HAND0, HAND1, CRIB, HEELS, DEALER = range(len(DEAL_POINT_FIELDS))
 
@@ -169,7 +170,7 @@ def dmc_config(tmp: Path, total: int, name: str = "dmc") -> Path:
 def test_a_short_dmc_run_learns_to_beat_random(tmp_path):
     """Step 0 plays about as well as random; a short run must win at least 75% against it, and
     every update must have changed the greedy policy on some decisions."""
-    from training.config import load_config
+    from training.config_file import load_config
 
     cfg = load_config(dmc_config(tmp_path, 300_000))
     torch.manual_seed(cfg.seed)

@@ -198,10 +198,9 @@ def test_torch_runs_single_threaded_during_play_and_is_restored():
 
 
 def test_a_saved_checkpoint_evaluates_the_same_with_any_workers(tmp_path):
-    from agents import learned
-    from training import checkpoint
+    from agents import checkpoint, networks
 
-    net = learned.build_network("mlp", features=False)
+    net = networks.build_network("mlp", features=False)
     checkpoint.save_checkpoint(tmp_path / "run1" / "best", net, "mlp", {"features": False}, {})
     run = str(tmp_path / "run1")
     one = evaluate(run, "random", games=22, seed=1, progress=False, regret=False)

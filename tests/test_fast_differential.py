@@ -17,7 +17,7 @@ from play_sequences import random_count_sequences
 
 from crib_env import fast
 from crib_env.game import Game, Phase
-from crib_env.observation import encode
+from crib_env.observation import OBS_SIZE, encode
 from crib_env.scoring import score_play
 from crib_env.testing import differential
 
@@ -78,7 +78,7 @@ def test_replay_flags_an_illegal_recorded_move(reference):
 def test_observations_match_encode_for_both_players_every_move():
     rng = random.Random(5)
     S = fast.new_state(1)
-    out = np.zeros((2, fast.OBS_SIZE), dtype=np.float32)
+    out = np.zeros((2, OBS_SIZE), dtype=np.float32)
     moves = 0
     for i in range(50):
         game = Game(target=(121, 31)[i % 2], seed=i, first_dealer=i % 2)

@@ -13,13 +13,13 @@ import pytest
 import torch
 
 import crib_env
-from agents.learned import CheckpointError, build_network, load_network
+from agents.checkpoint import CheckpointError, load_network, load_training_state, rng_state, save_checkpoint
+from agents.networks import build_network
 from crib_env.cards import parse_cards
 from crib_env.single import SingleAgentCribbageEnv
-from training.checkpoint import load_training_state, rng_state, save_checkpoint
-from training.config import load_config, parse_config
+from training.config_file import load_config, parse_config
 from training.plots import merge_evals, plot_command, read_eval_file, read_evals
-from training.trainer import train
+from training.train import train
 
 MLP = {"features": False, "hidden": 16, "layers": 1}
 SEED_MAX = 2**32 - 1

@@ -7,8 +7,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# 5H 5S 5D JC with the 5C starter: the 29 hand. fast.show_points reads scoring.RANK_POINTS, a table
-# from another file that numba freezes into the compiled kernel.
+# 5H 5S 5D JC with the 5C starter: the 29 hand. fast.show_points (crib_env/core/score_kernels.py)
+# reads scoring.RANK_POINTS, a table from another file that numba freezes into the compiled kernel.
 PROBE = """
 import crib_env.fast as fast
 from crib_env.cards import parse_card, parse_cards
@@ -31,9 +31,10 @@ def test_editing_a_frozen_table_in_another_file_recompiles(tmp_path):
         shutil.copytree(ROOT / package, tmp_path / package,
                         ignore=shutil.ignore_patterns("__pycache__"))
     assert _run(tmp_path) == 29
-    assert list((tmp_path / "crib_env" / "__pycache__").glob("fast.*.nbi")), "no kernel cached"
+    cache = tmp_path / "crib_env" / "core" / "__pycache__"
+    assert list(cache.glob("score_kernels.*.nbi")), "no kernel cached"
     assert _run(tmp_path) == 29  # from the cache
-    # Make every pair worth nothing: an edit in scoring.py, not in fast.py where the kernel lives.
+    # Make every pair worth nothing: an edit in scoring.py, not in the file where the kernel lives.
     scoring = tmp_path / "crib_env" / "scoring.py"
     scoring.write_text(scoring.read_text() + "\nRANK_POINTS[:] = 0\n")
     assert _run(tmp_path) == 1  # only his nobs is left

@@ -9,11 +9,12 @@ import pytest
 import torch
 
 from agents.card_features import FEATURE_NAMES, card_features, crib_table
-from agents.learned import OUTPUT_SIZE, LearnedAgent, build_network, input_size
+from agents.learned import LearnedAgent
+from agents.networks import OUTPUT_SIZE, build_network, input_size
 from crib_env.cards import parse_cards
 from crib_env.game import Game
 from crib_env.observation import encode
-from training.config import load_config
+from training.config_file import load_config
 from training.selfplay import MixtureOpponent
 
 COL = {name: i for i, name in enumerate(FEATURE_NAMES)}
@@ -138,7 +139,7 @@ def test_act_batch_chooses_what_act_chooses_row_by_row(arch, kwargs):
 def _all_tokens_forward(net, x: torch.Tensor) -> torch.Tensor:
     """The card network computed over all 52 card tokens, unseen ones included: the reference
     for ``CardNet.forward``, which encodes only the cards the player has seen."""
-    from agents.learned import CARD_SETS, SCALAR_SLICES
+    from agents.networks import CARD_SETS, SCALAR_SLICES
     from crib_env.observation import MAX_SEQUENCE, OBS_SIZE, SLICES
 
     batch = x.shape[0]
@@ -170,7 +171,7 @@ def _all_tokens_forward(net, x: torch.Tensor) -> torch.Tensor:
 
 @pytest.mark.parametrize("features", [True, False])
 def test_card_network_over_known_cards_equals_all_52_tokens(features):
-    from agents.learned import network_input_batch
+    from agents.networks import network_input_batch
     from crib_env.vector import CribbageVectorEnv
 
     env = CribbageVectorEnv(64, opponent="random")
@@ -194,7 +195,7 @@ def test_card_network_over_known_cards_equals_all_52_tokens(features):
                        torch.where(legal, reference[:, :52], -torch.inf).argmax(1))
     # only cards the player has not seen carry the never-chosen logit (a row with fewer known
     # cards than the batch's most computes a few unseen ones too), and every seen card a real one
-    from agents.learned import UNSEEN_LOGIT
+    from agents.networks import UNSEEN_LOGIT
     from crib_env.observation import decode
 
     for row, logits in zip(x[:200].numpy(), fast[:200, :52], strict=True):
@@ -208,7 +209,7 @@ def test_card_network_over_known_cards_equals_all_52_tokens(features):
 def test_attention_blocks_see_each_rows_known_cards_only():
     """With attention, a row's logits and value are the same alone and in a batch whose rows
     know more cards (their extra slots are padding the row must not attend to)."""
-    from agents.learned import network_input_batch
+    from agents.networks import network_input_batch
     from crib_env.vector import CribbageVectorEnv
 
     env = CribbageVectorEnv(16, opponent="random")

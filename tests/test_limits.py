@@ -14,12 +14,12 @@ import pytest
 from typer.testing import CliRunner
 
 import crib_env
-from agents.learned import MAX_SIZES, CheckpointError, build_network, load_network, sha256_file
+from agents.checkpoint import CheckpointError, load_network, save_checkpoint, sha256_file
+from agents.networks import MAX_SIZES, build_network
 from agents.registry import CHAMPION_PATH
 from crib_cli.main import app
 from crib_env.single import SingleAgentCribbageEnv
 from crib_env.vector import CribbageVectorEnv
-from training.checkpoint import save_checkpoint
 from training.evaluate import evaluate
 from training.limits import MAX_GAMES
 
@@ -185,7 +185,7 @@ def test_numpy_integer_seeds_give_the_same_games_as_ints(kind):
 def test_an_out_of_range_action_raises_under_python_O():
     code = """
 import crib_env
-from crib_env.aec import ActionOutOfBoundsError
+from crib_env.aec_wrapper import ActionOutOfBoundsError
 env = crib_env.env()
 env.reset(seed=0)
 try:

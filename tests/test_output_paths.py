@@ -11,8 +11,8 @@ import time
 import pytest
 from typer.testing import CliRunner
 
+from agents import files
 from crib_cli.main import app
-from training import files
 
 runner = CliRunner()
 

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from agents.registry import CHAMPION_PATH
 from crib_cli.main import _bare_option, app
-from training.config import load_config
+from training.config_file import load_config
 from training.evaluate import evaluate
 from training.ray_backend import RayPool, RayUnavailableError, checkpoint_files, materialize
 from training.sweep import SweepSpace, apply, check_space, load_space
@@ -233,7 +233,7 @@ def test_a_two_trial_sweep_runs_to_the_end_and_ranks_its_trials(local_ray, tmp_p
 def test_a_search_recording_on_ray_equals_the_local_one(local_ray, tmp_path):
     import numpy as np
 
-    from training.distill import CHUNK_PATTERN, record
+    from training.algos.distill_recording import CHUNK_PATTERN, record
 
     teacher = f"champion-search:sims=4,net={CHAMPION_PATH}"
     for where, ray in (("local", None), ("ray", "local")):

@@ -239,11 +239,12 @@ def test_tiny_expert_iteration_writes_generations_and_resumes(tmp_path):
 
     import torch
 
-    from agents.learned import build_network, load_learned_agent
-    from training.checkpoint import save_checkpoint
+    from agents.checkpoint import save_checkpoint
+    from agents.learned import load_learned_agent
+    from agents.networks import build_network
+    from training.algos.distill_recording import load_recording
     from training.config import RunConfig
-    from training.distill import load_recording
-    from training.trainer import train
+    from training.train import train
 
     start = tmp_path / "gen0"
     cfg = RunConfig.model_validate(_tiny_exit_config(tmp_path, start))

@@ -14,19 +14,14 @@ import torch
 import yaml
 from typer.testing import CliRunner
 
-from agents.learned import (
-    ACTION_N,
-    CheckpointError,
-    load_learned_agent,
-    load_network,
-    network_input,
-)
+from agents.checkpoint import CheckpointError, load_network, load_training_state
+from agents.learned import load_learned_agent
+from agents.networks import ACTION_N, network_input
 from agents.registry import make_agent
 from crib_cli.main import app
 from crib_env.game import Game
 from crib_env.observation import OBS_SIZE, OBSERVATION_VERSION, encode
-from training.checkpoint import load_training_state
-from training.config import load_config, parse_config
+from training.config_file import load_config, parse_config
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()

@@ -1,19 +1,15 @@
-"""The run config of ``crib train``: a pydantic schema, loaded from YAML, saved with every run.
+"""The run config of ``crib train``: a pydantic schema, one section per part of a run, saved with
+every run (reading and writing the YAML: ``training.config_file``).
 
-Every field has a default, so a config file only states what it changes. Unknown fields and bad
-values are errors that name the field and what it accepts, e.g.
-``configs/x.yaml: policy.arch: got 'cnn'; allowed: 'cards', 'mlp'``. Numbers must be finite (no
-``.inf`` or ``.nan``), seeds fit in 32 bits (what NumPy takes), and a key given twice in the YAML
-is refused (YAML itself would silently keep the last one).
+Every field has a default, so a config file only states what it changes. Numbers must be finite
+(no ``.inf`` or ``.nan``) and seeds fit in 32 bits (what NumPy takes).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 SCRIPTED_OPPONENTS = ("random", "greedy", "standard", "expert")
 STATEFUL_OPPONENTS = ("expert",)  # remember earlier moves: one object per game
@@ -64,7 +60,7 @@ class SelfPlayConfig(_Section):
 
 
 class PolicyConfig(_Section):
-    """The network (see ``agents.learned.ARCHITECTURES``)."""
+    """The network (see ``agents.networks.ARCHITECTURES``)."""
 
     arch: Literal["cards", "mlp", "afterstate"] = Field(
         "cards", description="cards: per-card tokens; mlp: flat; afterstate: each hand card scored "
@@ -75,7 +71,7 @@ class PolicyConfig(_Section):
     embed: int = Field(16, ge=2, le=256, description="rank / suit embedding size (cards only)")
     layers: int = Field(2, ge=1, le=8, description="hidden layers (mlp and afterstate)")
     prior: bool = Field(False, description="cards + features only: start the linear feature head "
-                                           "from a rule of thumb (agents.learned.CardNet)")
+                                           "from a rule of thumb (agents.networks.CardNet)")
     attention: int = Field(0, ge=0, le=8, description="cards only: self-attention blocks over "
                                                       "the known cards' tokens")
 
@@ -96,7 +92,7 @@ class PolicyConfig(_Section):
             raise ValueError("arch 'afterstate' reads the observation only: set features: false "
                              "and prior: false")
         if self.attention:
-            from agents.learned import ATTENTION_HEADS  # torch: only for a config that needs it
+            from agents.networks import ATTENTION_HEADS  # torch: only for a config that needs it
 
             if self.arch != "cards":
                 raise ValueError(f"policy.attention: only arch 'cards' has attention blocks, not "
@@ -136,7 +132,7 @@ class PPOConfig(_Section):
 
 
 class DMCConfig(_Section):
-    """Deep Monte-Carlo (``algo: dmc``, training.dmc): Q(s, a) regressed on deal returns."""
+    """Deep Monte-Carlo (``algo: dmc``, training.algos.dmc): Q(s, a) regressed on deal returns."""
 
     learning_rate: float = Field(3e-4, gt=0, le=1)
     epsilon: float = Field(0.05, ge=0, le=1, description="chance of a random legal card")
@@ -162,7 +158,7 @@ VALUED_TEACHERS = ("expert", "champion-search")
 
 
 class DistillConfig(_Section):
-    """Policy distillation (``algo: distill``, training.distill): the network learns the teacher's
+    """Policy distillation (``algo: distill``, training.algos.distill): the network learns the teacher's
     choices, recorded from the teacher's games against the config's opponents."""
 
     teacher: str = Field("expert", description="the agent whose choices are learned")
@@ -188,7 +184,7 @@ class DistillConfig(_Section):
 
 
 class ExitConfig(_Section):
-    """Expert iteration (``algo: exit``, training.exit): each generation distills the search over
+    """Expert iteration (``algo: exit``, training.algos.exit): each generation distills the search over
     the previous generation's network (the ``distill`` section sets the recording and the fit)."""
 
     generations: int = Field(3, ge=1, le=100, description="generations to run")
@@ -280,9 +276,9 @@ class RunConfig(_Section):
     seed: int = Field(0, ge=0, le=SEED_MAX,
                       description="seeds Python, NumPy, Torch and the environments")
     algo: Literal["ppo", "dmc", "distill", "exit"] = Field(
-        "ppo", description="ppo: MaskablePPO; dmc: Deep Monte-Carlo Q regression (training.dmc); "
-                           "distill: learn a teacher's choices (training.distill); exit: expert "
-                           "iteration, distilling the search over the network (training.exit)")
+        "ppo", description="ppo: MaskablePPO; dmc: Deep Monte-Carlo Q regression (training.algos.dmc); "
+                           "distill: learn a teacher's choices (training.algos.distill); exit: expert "
+                           "iteration, distilling the search over the network (training.algos.exit)")
     env: EnvConfig = EnvConfig()
     opponents: list[OpponentConfig] = Field(
         default_factory=lambda: [OpponentConfig(agent="greedy")], min_length=1)
@@ -345,97 +341,3 @@ class RunConfig(_Section):
         from crib_env.observation import OBSERVATION_VERSION
 
         return f"crib_v{OBSERVATION_VERSION}-{self.env.reward}-{self.env.episode}"
-
-
-def _describe(err: ValidationError, source: str) -> str:
-    lines = []
-    for e in err.errors():
-        field = ".".join(str(p) for p in e["loc"]) or "(top level)"
-        message = e["msg"].removeprefix("Value error, ")
-        if e["type"] == "literal_error":
-            expected = e.get("ctx", {}).get("expected", "")
-            message = f"got {e['input']!r}; allowed: {expected}"
-        elif e["type"] == "extra_forbidden":
-            message = f"unknown field {e['loc'][-1]!r}; allowed: {_allowed_fields(e['loc'])}"
-        elif e["type"] == "missing":
-            message = "required field is missing"
-        elif "input" in e and e["type"] not in ("value_error",):
-            message = f"got {e['input']!r}; {message[0].lower()}{message[1:]}"
-        lines.append(f"{field}: {message}")
-    return f"{source}: invalid config\n  " + "\n  ".join(lines)
-
-
-def _allowed_fields(loc: tuple) -> str:
-    model: type[BaseModel] = RunConfig
-    for part in loc[:-1]:
-        if isinstance(part, int):
-            continue
-        annotation = model.model_fields[part].annotation
-        inner = getattr(annotation, "__args__", (annotation,))[0]
-        if isinstance(inner, type) and issubclass(inner, BaseModel):
-            model = inner
-        elif isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            model = annotation
-    return ", ".join(model.model_fields)
-
-
-def parse_config(data: Any, source: str = "config") -> RunConfig:
-    """Validate a config mapping; raises ``ValueError`` naming each bad field and what it allows."""
-    if not isinstance(data, dict):
-        raise ValueError(f"{source}: a config must be a YAML mapping, got {type(data).__name__}")
-    try:
-        return RunConfig.model_validate(data)
-    except ValidationError as err:
-        raise ValueError(_describe(err, source)) from None
-
-
-class _DuplicateKeyError(yaml.YAMLError):
-    def __init__(self, key: Any, line: int, first_line: int) -> None:
-        super().__init__(f"key {key!r} on line {line} is given twice (first on line "
-                         f"{first_line}); keep one")
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (YAML keeps the last one
-    without a word). Keys that a merge (``<<: *anchor``) brings in may still be overridden."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        first_line: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self.construct_object(key_node, deep=deep)
-            try:
-                seen = key in first_line
-            except TypeError:  # an unhashable key: the constructor below says so
-                continue
-            line = key_node.start_mark.line + 1
-            if seen:
-                raise _DuplicateKeyError(key, line, first_line[key])
-            first_line[key] = line
-        return super().construct_mapping(node, deep=deep)
-
-
-def load_config(path: Path) -> RunConfig:
-    """Read and validate a YAML run config."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no config file at {path}")
-    if path.is_dir():
-        raise ValueError(f"--config: {path} is a folder; give a YAML file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise ValueError(f"--config: cannot read {path} ({err})") from err
-    try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
-    except _DuplicateKeyError as err:
-        raise ValueError(f"{path}: {err}") from None
-    except yaml.YAMLError as err:
-        raise ValueError(f"{path}: not valid YAML ({err})") from err
-    return parse_config(data, str(path))
-
-
-def dump_config(config: RunConfig) -> str:
-    """The resolved config (every default filled in) as YAML."""
-    return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)

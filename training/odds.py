@@ -16,9 +16,8 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from agents.files import atomic_write, save_figure
 from crib_env.odds import DEFAULT_TABLE, WinOdds, load_table, save_table
-
-from .files import atomic_write, save_figure
 
 DEFAULT_TRACES = 400_000
 STRATEGY = "standard vs standard"

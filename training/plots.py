@@ -104,7 +104,7 @@ def plot_run(run_dir: Path, output: Path | None = None, extra: Sequence[Path] = 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .files import check_output_file, save_figure
+    from agents.files import check_output_file, save_figure
 
     run_dir = Path(run_dir)
     output = check_output_file(output if output is not None else run_dir / "curves.png",

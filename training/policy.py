@@ -1,4 +1,4 @@
-"""The SB3 side of the learned policy: MaskablePPO runs the networks of ``agents.learned``.
+"""The SB3 side of the learned policy: MaskablePPO runs the networks of ``agents.networks``.
 
 The network (``CardNet`` or ``MlpNet``) maps an input row to 52 action logits plus a value. It is
 wrapped as SB3's features extractor; the policy's action head then just takes the first 52 outputs
@@ -21,7 +21,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from agents.learned import ACTION_N, OUTPUT_SIZE, build_network, input_size, network_input
+from agents.networks import ACTION_N, OUTPUT_SIZE, build_network, input_size, network_input
 
 
 class NetworkExtractor(BaseFeaturesExtractor):
@@ -75,7 +75,7 @@ class NetworkPolicy(MaskableActorCriticPolicy):
 
 
 class CardFeatureWrapper(gymnasium.Wrapper):
-    """Appends the card-feature block to every observation (``agents.learned.network_input``)."""
+    """Appends the card-feature block to every observation (``agents.networks.network_input``)."""
 
     def __init__(self, env: gymnasium.Env, features: bool) -> None:
         super().__init__(env)

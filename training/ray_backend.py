@@ -107,7 +107,7 @@ def cluster_cpus() -> int:
 def checkpoint_files(spec: str) -> dict[str, bytes] | None:
     """The files a worker needs to load the checkpoint ``spec`` names, as bytes; None for a
     scripted agent (built from its name on the worker)."""
-    from agents.learned import META_FILE, POLICY_FILE, resolve_checkpoint
+    from agents.checkpoint import META_FILE, POLICY_FILE, resolve_checkpoint
     from agents.registry import CHAMPION_PATH
 
     name = spec.strip()

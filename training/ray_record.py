@@ -1,7 +1,7 @@
 """A distillation recording as Ray tasks (``crib train --ray``): one task per chunk.
 
 A chunk is a function of the teacher, the opponent, the seed and its number alone
-(``training.distill.record_chunk``), so the chunks a cluster records are the ones a local run
+(``training.algos.distill_recording.record_chunk``), so the chunks a cluster records are the ones a local run
 records. Networks travel as in the evaluator (``training.ray_backend``): the checkpoint a
 ``champion-search`` teacher names (``net=``, else the shipped champion) or a checkpoint-path
 opponent is read once on the driver, put in the object store, and written to each node's cache
@@ -61,7 +61,7 @@ def _record_shipped(record_chunk: Callable[..., dict[str, np.ndarray]], job: Job
 def record_on_ray(record_chunk: Callable[..., dict[str, np.ndarray]], jobs: Iterator[Job],
                   address: str, write: Callable[[int, dict[str, np.ndarray]], None],
                   should_stop: Callable[[], bool]) -> None:
-    """Record ``jobs`` with ``record_chunk`` (``training.distill``'s) as Ray tasks on the
+    """Record ``jobs`` with ``record_chunk`` (``training.algos.distill_recording``'s) as Ray tasks on the
     cluster at ``address`` (``ray_backend.connect``), a few in flight per CPU, each chunk handed
     to ``write`` as it comes back."""
     import ray

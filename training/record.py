@@ -186,8 +186,8 @@ def replay(record: dict[str, Any]) -> Game:
 
 def write_records(path: Path | str, records: Iterable[dict[str, Any]], append: bool = False) -> int:
     """Write ``records`` as JSON lines (one game a line); returns how many. A new file is written
-    whole or not at all (``training.files``); ``append`` adds each game as it comes."""
-    from .files import append_line, atomic_write_text
+    whole or not at all (``agents.files``); ``append`` adds each game as it comes."""
+    from agents.files import append_line, atomic_write_text
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

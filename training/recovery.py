@@ -20,9 +20,9 @@ import json
 import shutil
 from pathlib import Path
 
-from agents.learned import META_FILE, POLICY_FILE
+from agents.checkpoint import META_FILE, POLICY_FILE
+from agents.files import NEW_SUFFIX, OLD_SUFFIX, atomic_write_text, recover_folder, remove_folder
 
-from .files import NEW_SUFFIX, OLD_SUFFIX, atomic_write_text, recover_folder, remove_folder
 from .selfplay import SNAPSHOT_PREFIX, pool_snapshots, snapshot_step
 
 CHECKPOINT_FOLDERS = ("latest", "best")
@@ -61,7 +61,7 @@ def rewind_run(run_dir: Path, step: int, best_step: int | None) -> None:
     _rewind_evals(run_dir / EVALS_FILE, step)
     best = run_dir / "best"
     if best_step == step and _step_of(best) != step:
-        from .checkpoint import copy_checkpoint
+        from agents.checkpoint import copy_checkpoint
 
         copy_checkpoint(run_dir / "latest", best, names=(POLICY_FILE,))
 
@@ -105,9 +105,7 @@ def run_problems(run_dir: Path) -> list[str]:
     """What is wrong with a run folder after a (resumed) run: checkpoints that do not load,
     scalars TensorBoard shows twice for a step, evaluation lines cut, unreadable or repeated,
     staging leftovers. Empty for a whole run. (Used by the crash tests and bench/chaos_train.py.)"""
-    from agents.learned import load_network
-
-    from .checkpoint import load_training_state
+    from agents.checkpoint import load_network, load_training_state
 
     run_dir = Path(run_dir)
     problems = []

@@ -14,7 +14,7 @@ They come from the vector env's ``infos["deal_points"]`` (the deal's points kept
 deal clears them); in the deal that ends a game they stop at the target, as in the single env.
 
 ``obs_transform(observations, action_masks) -> rows`` maps the batch of observations to the
-network's input (e.g. the card features of ``agents.learned.network_input``); its output width must
+network's input (e.g. the card features of ``agents.networks.network_input``); its output width must
 match ``observation_space`` (pass ``obs_size``). The opponent is whatever ``CribbageVectorEnv`` takes:
 ``"random"`` inside the kernel, a batch policy, or an agent with ``act``.
 """

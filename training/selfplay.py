@@ -5,7 +5,7 @@ episode start) it draws one member by weight and plays that member for the whole
 
 ``SelfPlayPool`` is the member behind ``agent: self``. The trainer saves a frozen copy of the policy
 into ``RUN_DIR/pool/step_NNNNNNNNNN/`` every ``selfplay.snapshot_every`` steps (keeping the newest
-``pool_size``). A snapshot folder appears whole (``training.files.replace_folder``; writing the same
+``pool_size``). A snapshot folder appears whole (``agents.files.replace_folder``; writing the same
 step again, as a resumed run does, replaces it) and is removed whole. Each environment process
 re-reads the folder at episode start (cheap: a directory listing) and plays a snapshot drawn
 uniformly from it, loaded through the same weights-only loader as any checkpoint; until the first
@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from agents.base import Agent
-from agents.learned import META_FILE, LearnedAgent, load_network
+from agents.checkpoint import META_FILE, load_network
+from agents.files import remove_folder
+from agents.learned import LearnedAgent
 from agents.registry import make_agent
-
-from .files import remove_folder
 
 SNAPSHOT_PREFIX = "step_"
 

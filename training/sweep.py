@@ -21,7 +21,7 @@ Distributions: ``choice`` (a list), ``grid`` (every value, times ``samples``), `
 ``loguniform`` ([low, high]) and ``randint`` ([low, high), integers). Every key and every value is
 checked against the config schema before Ray starts.
 
-Each trial is an ordinary run (``training.trainer.train``): run folder, checkpoints, ``best/``,
+Each trial is an ordinary run (``training.train.train``): run folder, checkpoints, ``best/``,
 ``evals.jsonl`` and TensorBoard as ``crib train`` writes them, under
 ``OUTPUT/NAME__TIME/runs/TRIAL_ID/``. Its periodic evaluations are reported to Tune (``step``,
 ``score``, ``best_score``, ``win_rate/<opponent>``), which the optional ASHA scheduler reads. Tune's
@@ -44,8 +44,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .config import RunConfig, load_config, parse_config
-from .files import atomic_write_text, check_output_folder
+from agents.files import atomic_write_text, check_output_folder
+
+from .config import RunConfig
+from .config_file import load_config, parse_config
 
 DEFAULT_OUTPUT = Path("checkpoints") / "sweeps"
 DISTRIBUTIONS = ("choice", "grid", "uniform", "loguniform", "randint")
@@ -172,7 +174,7 @@ def run_trial(params: dict[str, Any], base: dict[str, Any], space: dict[str, Any
     from ray import tune
 
     from .runs import has_run
-    from .trainer import train
+    from .train import train
 
     if os.path.isdir(cwd):
         os.chdir(cwd)  # Tune starts trials in their own folder; configs' relative paths need this

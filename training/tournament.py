@@ -24,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from agents.files import save_figure
+
 from .evaluate import EvaluationReport, build_agent, derive_seed, evaluate, process_pool
-from .files import save_figure
 from .stats import Z95
 
 PRIOR_GAMES = 1.0  # virtual games per pairing, half won by each side

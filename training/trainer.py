@@ -1,29 +1,10 @@
-"""``crib train``: MaskablePPO or Deep Monte-Carlo against a weighted opponent mixture.
+"""The trainer interface: ``Trainer``, the base every algorithm of ``training.algos`` builds on.
 
-``train.engine: fast`` (the default) steps all ``train.n_envs`` games in lockstep on the compiled
-core (``crib_env.vector``), every opponent acting for all the rows that face it in one call
-(``training.batch_opponents``); ``python`` runs one ``SingleAgentCribbageEnv`` per env (needed for
-an opponent that keeps memory, the expert). ``algo: ppo`` is MaskablePPO; ``algo: dmc`` is Deep
-Monte-Carlo (``training.dmc``), fast engine only.
+A subclass provides the learner (``build``: network, optimizer, envs, logger; ``learn``: its loop);
+the base owns the session around it: seeding, the schedule of evaluations, self-play snapshots and
+saves between updates, checkpoints, the ``best/`` copy, the stop on a signal and the summary.
 
-A run lives in ``OUTPUT_DIR/RUN_NAME/`` with ``RUN_NAME = {env}__{config}__{seed}__{time}``:
-
-* ``config.yaml`` - the resolved config (every default filled in);
-* ``tb/`` - TensorBoard events: SB3's own scalars (``rollout/``, ``train/``, ``time/``) next to
-  ``charts/SPS``, ``game/pegging_per_deal``, ``game/hand_per_deal``, ``game/crib_per_deal`` (the
-  learner's points per deal in training episodes), ``game/discard_regret`` and
-  ``eval/win_rate/<opponent>``, ``eval/points_per_game/<opponent>`` from the periodic evaluations;
-* ``latest/`` - the newest checkpoint (with optimizer and RNG state for ``--resume``), saved at
-  step 0, every ``train.save_every`` steps, at every evaluation and when the run stops;
-* ``best/`` - the checkpoint with the best evaluation so far (``eval.best_by``);
-* ``pool/`` - frozen snapshots for the ``self`` opponent;
-* ``evals.jsonl`` - one line per evaluation (what ``crib plot`` draws); ``summary.json``.
-
-``--resume`` continues the newest run of the same config name under the output folder from its
-``latest`` checkpoint: step count, optimizer state and RNG state carry on, up to the config's
-``train.total_timesteps``.
-
-Crash safety: every checkpoint folder is replaced as a whole (``training.files``), and ``latest/``
+Crash safety: every checkpoint folder is replaced as a whole (``agents.files``), and ``latest/``
 is written last for its step, so a run killed at any moment resumes from its last ``latest/``,
 losing at most the steps since that save (``training.recovery`` drops what came after it; the
 resumed TensorBoard writer purges the later scalars). SIGINT (Ctrl-C) and SIGTERM stop the run
@@ -35,12 +16,11 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import random
 import signal
 import subprocess
 import time
-from collections import deque
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,23 +28,20 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.learned import LearnedAgent, load_network, resolve_checkpoint
-from crib_env.cards import N_CARDS
-
-from .checkpoint import (
+from agents.checkpoint import (
     copy_checkpoint,
+    load_network,
     load_training_state,
     rng_state,
     save_checkpoint,
     set_rng_state,
 )
-from .config import SELF, STATEFUL_OPPONENTS, RunConfig, dump_config
-from .files import append_line, atomic_write_text, check_output_folder, remove_folder
-from .interrupt import StopOnSignal, TrainingInterrupted
-from .recovery import EVALS_FILE, recover_run, rewind_run
-from .runs import find_run_to_resume, run_name
+from agents.files import append_line
+from agents.learned import LearnedAgent
 
-DEFAULT_OUTPUT = Path("checkpoints")
+from .config import RunConfig
+from .interrupt import StopOnSignal
+from .recovery import EVALS_FILE
 
 
 def seed_everything(seed: int) -> None:
@@ -78,38 +55,10 @@ def initial_network(cfg: RunConfig) -> torch.nn.Module:
     """The network a DMC or distillation run starts from: built right after seeding, so a seed
     fixes it (``bench/step0_checkpoint.py`` saves it for "what training added"). PPO's is built
     inside SB3's policy instead."""
-    from agents.learned import build_network
+    from agents.networks import build_network
 
     seed_everything(cfg.seed)
     return build_network(cfg.policy.arch, **cfg.policy.arch_kwargs())
-
-
-def make_env(rank: int, config: dict[str, Any], pool_dir: str | None, worker: bool = False):
-    """Build one training environment (``worker``: inside its own env process)."""
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    torch.set_num_threads(1)
-    if worker:
-        # Ctrl-C reaches the whole process group and a scheduler may signal every process: the
-        # trainer decides when to stop (training.interrupt) and closes its workers itself
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    from stable_baselines3.common.monitor import Monitor
-
-    from crib_env.single import SingleAgentCribbageEnv
-
-    from .policy import CardFeatureWrapper
-    from .selfplay import build_opponent
-
-    cfg = RunConfig.model_validate(config)
-    specs = [(o.agent, o.weight) for o in cfg.opponents]
-    opponent = build_opponent(specs, Path(pool_dir) if pool_dir else None, cfg.selfplay.fallback,
-                              seed=cfg.seed * 100 + rank)
-    env = SingleAgentCribbageEnv(opponent=opponent, seat=cfg.env.seat, reward=cfg.env.reward,
-                                 episode=cfg.env.episode, target_score=cfg.env.target_score)
-    return Monitor(CardFeatureWrapper(env, cfg.policy.features))
-
-
-
 
 
 @functools.cache
@@ -127,12 +76,15 @@ def source_commit() -> dict[str, Any] | None:
         return None
     return {"commit": commit, "dirty": bool(status.strip())}
 
-class Trainer:
+
+class Trainer(ABC):
     """One run: builds the envs and the model, trains, evaluates, checkpoints.
 
-    The algorithm-specific parts (``PPOTrainer``, ``DMCTrainer``) build the learner and run its
-    loop; this class owns what they share: seeding, evaluation, checkpoints, the self-play pool
-    and the schedule of evaluations and snapshots between updates.
+    An algorithm (``training.algos``) subclasses it: ``build()`` makes its network, optimizer,
+    envs and logger and ``learn(steps)`` runs its loop, calling ``between_updates()`` whenever
+    the weights are those of every step counted so far. This class owns what they share: seeding,
+    evaluation, checkpoints, the self-play pool and the schedule of evaluations and snapshots
+    between updates; ``train()`` runs the whole session.
     """
 
     def __init__(self, cfg: RunConfig, run_dir: Path, resume: bool,
@@ -163,11 +115,14 @@ class Trainer:
     n_updates: int
     logger: Any
 
+    @abstractmethod
     def build(self) -> None:
-        raise NotImplementedError
+        """Make the network, optimizer, envs and logger (and restore them on ``--resume``)."""
 
+    @abstractmethod
     def learn(self, steps: int) -> None:
-        raise NotImplementedError
+        """Train for up to ``steps`` more steps, stopping early when ``stopping`` or
+        ``out_of_time()``."""
 
     # -- set-up shared by the algorithms --
 
@@ -414,8 +369,8 @@ class Trainer:
             self.periodic()
         self.close()
 
-    def close(self) -> None:
-        pass
+    def close(self) -> None:  # noqa: B027 - optional: an algorithm with envs to close overrides it
+        """Release what ``build`` opened (the envs)."""
 
     def summary(self) -> dict[str, Any]:
         seconds = time.time() - self.started
@@ -433,441 +388,15 @@ class Trainer:
                 "interrupted_by": signal.Signals(self.stop.signum).name if self.stopping else None}
 
 
-class PPOTrainer(Trainer):
-    """MaskablePPO (sb3-contrib) on the fast vector env or on Python envs."""
-
-    def build(self) -> None:
-        from sb3_contrib import MaskablePPO
-
-        from .policy import NetworkPolicy
-
-        cfg = self.cfg
-        torch.set_num_threads(cfg.train.torch_threads)
-        seed_everything(cfg.seed)
-        self.env = self._fast_env() if cfg.train.engine == "fast" else self._python_envs()
-        self.model = MaskablePPO(
-            NetworkPolicy, self.env, device="cpu", verbose=0, seed=None,
-            policy_kwargs={"arch": cfg.policy.arch, "arch_kwargs": cfg.policy.arch_kwargs()},
-            **cfg.ppo.model_dump())
-        self.start_weights()
-        self.model.set_logger(self.tensorboard())
-        self.env.seed(self.env_seed())
-
-    def _fast_env(self):
-        from agents.learned import input_size, network_input_batch
-
-        from .sb3_vec_env import SB3VecEnv
-
-        cfg = self.cfg
-        features = cfg.policy.features
-
-        def inputs(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-            return network_input_batch(obs, masks, features)
-
-        return SB3VecEnv(cfg.train.n_envs, opponent=self.fast_opponents(), seat=cfg.env.seat,
-                          reward=cfg.env.reward, episode=cfg.env.episode,
-                          target_score=cfg.env.target_score,
-                          obs_transform=inputs if features else None,
-                          obs_size=input_size(features))
-
-    def _python_envs(self):
-        from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
-
-        cfg = self.cfg
-        config = cfg.model_dump(mode="json")
-        pool = str(self.pool_dir) if self.uses_pool else None
-        subproc = cfg.train.vec_env == "subproc" and cfg.train.n_envs > 1
-        fns = [functools.partial(make_env, rank, config, pool, worker=subproc)
-               for rank in range(cfg.train.n_envs)]
-        return (SubprocVecEnv if subproc else DummyVecEnv)(fns)
-
-    @property
-    def network(self) -> torch.nn.Module:
-        return self.model.policy.network
-
-    @property
-    def optimizer(self) -> torch.optim.Optimizer:
-        return self.model.policy.optimizer
-
-    @property
-    def logger(self):
-        return self.model.logger
-
-    @property
-    def num_timesteps(self) -> int:
-        return self.model.num_timesteps
-
-    @num_timesteps.setter
-    def num_timesteps(self, value: int) -> None:
-        self.model.num_timesteps = value
-
-    @property
-    def n_updates(self) -> int:
-        return self.model._n_updates
-
-    @n_updates.setter
-    def n_updates(self, value: int) -> None:
-        self.model._n_updates = value
-
-    def learn(self, steps: int) -> None:
-        from stable_baselines3.common.callbacks import BaseCallback
-
-        trainer = self
-
-        class Callback(BaseCallback):
-            def _on_training_start(self) -> None:
-                self.stats: dict[str, list[float]] = {"pegging_per_deal": [], "hand_per_deal": [],
-                                                      "crib_per_deal": []}
-                self.rollout_started = time.time()
-
-            def _on_step(self) -> bool:
-                for info in self.locals.get("infos", ()):
-                    stats = info.get("deal_stats")
-                    if stats:
-                        for key in self.stats:
-                            self.stats[key].append(stats[key])
-                if trainer.stopping:
-                    trainer.rollout_cut = True
-                    return False
-                return not trainer.out_of_time()
-
-            def _on_rollout_start(self) -> None:
-                # The previous rollout's update is done here, so the weights saved and evaluated
-                # are those of every step counted so far.
-                if hasattr(self, "rollout_ended"):
-                    trainer.timings["update"] += time.time() - self.rollout_ended
-                trainer.between_updates()
-                self.rollout_started = time.time()
-
-            def _on_rollout_end(self) -> None:
-                self.rollout_ended = time.time()
-                trainer.timings["env"] += self.rollout_ended - self.rollout_started
-                trainer.log_speed()
-                for key, values in self.stats.items():
-                    if values:
-                        self.logger.record(f"game/{key}", float(np.mean(values)))
-                    values.clear()
-
-        self.model.learn(total_timesteps=steps, callback=Callback(), reset_num_timesteps=False,
-                         progress_bar=self.cfg.train.progress_bar, log_interval=1)
-
-    def close(self) -> None:
-        self.env.close()
-
-
-class DMCTrainer(Trainer):
-    """Deep Monte-Carlo on the fast vector env (``training.dmc``)."""
-
-    def build(self) -> None:
-        from crib_env.vector import CribbageVectorEnv
-
-        cfg = self.cfg
-        torch.set_num_threads(cfg.train.torch_threads)
-        self.network = initial_network(cfg)
-        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=cfg.dmc.learning_rate)
-        self.num_timesteps = 0
-        self.n_updates = 0
-        self.env = CribbageVectorEnv(cfg.train.n_envs, opponent=self.fast_opponents(),
-                                     seat=cfg.env.seat, reward="points", episode=cfg.env.episode,
-                                     target_score=cfg.env.target_score)
-        self.start_weights()
-        self.logger = self.tensorboard()
-
-    def learn(self, steps: int) -> None:
-        from agents.learned import network_input_batch
-
-        from .dmc import DealBuffer, SampleStore, choose, q_update
-
-        cfg = self.cfg
-        d = cfg.dmc
-        env = self.env
-        features = cfg.policy.features
-        rng = np.random.default_rng([cfg.seed, self.num_timesteps])
-        obs, info = env.reset(seed=self.env_seed())
-        masks = info["action_mask"]
-        width = network_input_batch(obs[:1], masks[:1], features).shape[1]
-        deals = DealBuffer.empty(env.num_envs, width)
-        store = SampleStore(width, d.samples_per_update)
-        end = self.num_timesteps + steps
-        margins: deque[float] = deque(maxlen=100)  # final margins of the latest training games
-        games = 0
-        progress = _progress(self.cfg.train.progress_bar, steps)
-        while self.num_timesteps < end and not self.out_of_time():
-            self.between_updates()
-            while not store.full() and self.num_timesteps < end and not self.stopping:
-                t0 = time.time()
-                inputs = network_input_batch(obs, masks, features) if features else obs
-                with torch.inference_mode():
-                    self.network.eval()
-                    q = self.network(torch.from_numpy(inputs))[:, :N_CARDS].numpy()
-                t1 = time.time()
-                actions = choose(q, masks, d.epsilon, rng)
-                deals.record(inputs, masks, actions)
-                seats = env.seats.copy()  # a finished game's row is restarted with a new seat
-                obs, rewards, done, _, info = env.step(actions)
-                masks = info["action_mask"]
-                deals.reward(rewards)
-                ended = np.flatnonzero(info["_deal_points"])
-                if ended.size:
-                    store.add(*deals.close(ended, info["deal_points"][ended], seats[ended],
-                                           d.controllable_return))
-                for own, opp in info["final_scores"][done]:
-                    margins.append(float(own - opp))
-                    games += 1
-                self.num_timesteps += env.num_envs
-                progress.update(env.num_envs)
-                self.timings["forward"] += t1 - t0
-                self.timings["env"] += time.time() - t1
-            if self.stopping:
-                self.rollout_cut = True
-                break  # train() saves at the last update's step count
-            if store.size < d.batch_size:
-                break  # the budget ended before a full minibatch: nothing more to learn from
-            t0 = time.time()
-            stats = q_update(self.network, self.optimizer, store, d.batch_size, d.passes,
-                             d.max_grad_norm, rng)
-            self.timings["update"] += time.time() - t0
-            store.clear()
-            self.n_updates += 1
-            for key, value in stats.items():
-                self.logger.record(f"train/{key}", value)
-            self.logger.record("train/epsilon", d.epsilon)
-            self.logger.record("train/n_updates", self.n_updates)
-            if margins:
-                self.logger.record("rollout/ep_rew_mean", float(np.mean(margins)))
-                self.logger.record("rollout/games", games)
-            self.log_speed()
-            self.logger.dump(self.num_timesteps)
-        progress.close()
-
-
-class DistillTrainer(Trainer):
-    """Policy distillation (``training.distill``): record the teacher, then fit the network to
-    its choices. A step is one recorded decision learned from; the minibatches walk a fixed
-    permutation of the training decisions per epoch, so a resumed run continues exactly."""
-
-    def build(self) -> None:
-        from agents.learned import network_input_batch
-
-        from .distill import load_recording, record, recorded_without_margins, rotation
-
-        cfg = self.cfg
-        d = cfg.distill
-        torch.set_num_threads(cfg.train.torch_threads)
-        self.network = initial_network(cfg)
-        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=d.learning_rate)
-        self.num_timesteps = 0
-        self.n_updates = 0
-        self.recording = Path(d.recording) if d.recording else self.run_dir / "recording"
-        opponents = rotation([(o.agent, o.weight) for o in cfg.opponents])
-        if d.soft > 0 and self.recording.exists():
-            old = recorded_without_margins(self.recording)
-            if old:
-                raise ValueError(f"distill.soft: {len(old)} chunks of {self.recording} (the "
-                                 f"first: {old[0].name}) hold the teacher's cards without its "
-                                 f"values; record into a new distill.recording or set "
-                                 f"distill.soft: 0")
-        missing = record(self.recording, d.teacher, opponents, d.chunks, cfg.seed,
-                         workers=d.workers, progress=cfg.train.progress_bar,
-                         should_stop=lambda: self.stopping, games=d.chunk_games, ray=d.ray)
-        self.start_weights()
-        self.logger = self.tensorboard()
-        if missing:  # stopped while recording: train() saves step 0 and the run resumes here
-            self.data = None
-            return
-        self.data, held, self.recording_seconds = load_recording(self.recording, d.chunks)
-        self.held = (torch.from_numpy(network_input_batch(held.obs, held.masks,
-                                                          cfg.policy.features)),
-                     torch.from_numpy(held.masks), torch.from_numpy(held.cards.astype(np.int64)))
-        if d.soft == 0:
-            self.data.margins = None  # the cards alone: no need to keep the values in memory
-        print(f"distill: {len(self.data):,} decisions to learn from, {len(held):,} held out, "
-              f"recorded in {self.recording}", flush=True)
-
-    def extra_info(self) -> dict[str, Any]:
-        if self.data is None:
-            return {}
-        return {"distill": {"recording": str(self.recording), "decisions": len(self.data),
-                            "held_out": len(self.held[2]),
-                            "recording_seconds": round(self.recording_seconds, 1)}}
-
-    def periodic(self) -> None:
-        from .distill import agreement
-
-        if self.data is not None and len(self.held[2]):
-            loss, agree = agreement(self.network, *self.held)
-            self.logger.record("train/held_out_loss", loss)
-            self.logger.record("train/held_out_agreement", agree)
-        super().periodic()
-
-    def learn(self, steps: int) -> None:
-        from agents.learned import network_input_batch
-
-        from .distill import cosine_rate, imitation_step, minibatch, teacher_targets
-
-        if self.data is None:
-            return
-        cfg = self.cfg
-        d = cfg.distill
-        data = self.data
-        end = self.num_timesteps + steps
-        losses: list[float] = []
-        progress = _progress(cfg.train.progress_bar, steps)
-        self.network.train()
-        while self.num_timesteps < end and not self.out_of_time() and not self.stopping:
-            if self.num_timesteps >= min(self.next_eval, self.next_save):
-                if losses:
-                    self.logger.record("train/loss", float(np.mean(losses)))
-                    losses.clear()
-                self.log_speed()
-                self.between_updates()
-                self.network.train()
-            rows = minibatch(cfg.seed, len(data), self.num_timesteps, d.batch_size, end)
-            t0 = time.time()
-            inputs = network_input_batch(data.obs[rows], data.masks[rows], cfg.policy.features)
-            t1 = time.time()
-            for group in self.optimizer.param_groups:
-                group["lr"] = cosine_rate(d.learning_rate, self.num_timesteps,
-                                          cfg.train.total_timesteps)
-            masks = torch.from_numpy(data.masks[rows])
-            targets = teacher_targets(
-                torch.from_numpy(data.cards[rows].astype(np.int64)), masks,
-                None if data.margins is None else torch.from_numpy(data.margins[rows]),
-                d.soft, d.temperature)
-            losses.append(imitation_step(self.network, self.optimizer, torch.from_numpy(inputs),
-                                         masks, targets))
-            self.timings["forward"] += t1 - t0
-            self.timings["update"] += time.time() - t1
-            self.num_timesteps += len(rows)
-            self.n_updates += 1
-            progress.update(len(rows))
-        if losses:
-            self.logger.record("train/loss", float(np.mean(losses)))
-        self.logger.record("train/learning_rate", self.optimizer.param_groups[0]["lr"])
-        self.logger.record("distill/recording_seconds", self.recording_seconds)
-        progress.close()
-
-
 def _next_multiple(steps: int, every: int) -> int:
     """The first multiple of ``every`` above ``steps``."""
     return (steps // every + 1) * every
 
 
-def _progress(enabled: bool, total: int):
+def progress_bar(enabled: bool, total: int):
+    """A tqdm bar over ``total`` steps (shown only when ``enabled``: ``train.progress_bar``)."""
     from tqdm import tqdm
 
     return tqdm(total=total, unit="step", unit_scale=True, disable=not enabled, leave=False,
                 dynamic_ncols=True)
 
-
-TRAINERS = {"ppo": PPOTrainer, "dmc": DMCTrainer, "distill": DistillTrainer}
-
-
-def final_evaluations(cfg: RunConfig, run_dir: Path) -> list[dict[str, Any]]:
-    """The run's best checkpoint against each of ``eval.opponents`` (``eval.final_games`` games,
-    ``eval.seed``): each report's JSON, in the config's order, for ``summary.json["final"]``
-    (``crib_cli.train`` prints them as a table)."""
-    from .evaluate import evaluate
-
-    best = resolve_checkpoint(run_dir)
-    net, meta = load_network(best)
-    agent = LearnedAgent(net, bool(meta["arch_kwargs"].get("features")), name=best.name)
-    return [evaluate(agent, opponent, games=cfg.eval.final_games, seed=cfg.eval.seed,
-                     progress=True).to_dict()
-            for opponent in cfg.eval.opponents]
-
-
-def check_named_agents(cfg: RunConfig) -> None:
-    """Load, once, every agent the config names (training opponents, the self-play fallback, the
-    evaluation opponents) before anything of the run is written, so that a missing or corrupt
-    checkpoint is one line naming its field instead of worker tracebacks or a failure at the
-    first evaluation."""
-    from agents.registry import make_agent
-
-    named = [(f"opponents[{i}].agent", o.agent) for i, o in enumerate(cfg.opponents)
-             if o.agent != SELF]
-    named.append(("selfplay.fallback", cfg.selfplay.fallback))
-    named += [(f"eval.opponents[{i}]", name) for i, name in enumerate(cfg.eval.opponents)]
-    if cfg.algo == "distill":
-        named.append(("distill.teacher", cfg.distill.teacher))
-    batch = cfg.train.engine == "fast"
-    for field, spec in named:
-        try:
-            agent = make_agent(spec, seed=0)
-        except Exception as err:  # a bad checkpoint raises many types; all are this field's fault
-            detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            raise ValueError(f"{field}: {detail}") from err
-        if batch and not field.startswith("eval.") and (
-                spec in STATEFUL_OPPONENTS or not hasattr(agent, "act_batch")):
-            raise ValueError(f"{field}: {spec!r} cannot act for many games in one batch; use "
-                             f"train.engine: python for it")
-
-
-def _resume_point(run_dir: Path, arch: str, arch_kwargs: dict[str, Any]) -> int | None:
-    """The step ``--resume`` continues ``run_dir`` from (its ``latest/``, checked), or None when
-    the run was killed before its first save."""
-    from .checkpoint import check_resume
-
-    recover_run(run_dir)
-    latest = run_dir / "latest"
-    if not latest.exists():
-        return None
-    check_resume(latest, arch, arch_kwargs)
-    return int(json.loads((latest / "meta.json").read_text(encoding="utf-8"))["num_timesteps"])
-
-
-def _expert_iteration_run(cfg: RunConfig, output_dir: Path, resume: bool) -> Path:
-    """``algo: exit``: generations of distillation runs in one run folder (``training.exit``)."""
-    from .exit import expert_iteration
-
-    run_dir = find_run_to_resume(output_dir, cfg.name) if resume else output_dir / run_name(cfg)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(run_dir / "config.yaml", dump_config(cfg))
-    expert_iteration(cfg, run_dir, train)
-    return run_dir
-
-
-def train(cfg: RunConfig, output_dir: Path | None = None, resume: bool = False,
-          on_eval: Callable[[dict[str, Any]], None] | None = None) -> Path:
-    """Run (or resume) training for ``cfg``; returns the run folder. ``on_eval`` is called after
-    each periodic evaluation (``Trainer.on_eval``). Raises ``TrainingInterrupted`` after saving
-    when SIGINT or SIGTERM stopped the run."""
-    from .checkpoint import check_init_from
-
-    output_dir = check_output_folder(output_dir if output_dir is not None else DEFAULT_OUTPUT,
-                                     "--output-dir")
-    if cfg.algo == "exit":
-        return _expert_iteration_run(cfg, output_dir, resume)
-    arch, arch_kwargs = cfg.policy.arch, cfg.policy.arch_kwargs()
-    check_named_agents(cfg)
-    # the checkpoint to start from is checked before anything of the run is written
-    run_dir = find_run_to_resume(output_dir, cfg.name) if resume else None
-    start = _resume_point(run_dir, arch, arch_kwargs) if run_dir is not None else None
-    if start is not None:
-        training = json.loads((run_dir / "latest" / "meta.json").read_text())["training"]
-        rewind_run(run_dir, start, training.get("best_step"))
-    else:
-        if cfg.init_from:
-            check_init_from(cfg.init_from, arch, arch_kwargs)
-        if run_dir is not None:
-            print(f"{run_dir} was stopped before its first checkpoint: starting it again from "
-                  f"step 0", flush=True)
-            for part in ("tb", "pool", "best"):
-                remove_folder(run_dir / part)
-            (run_dir / EVALS_FILE).unlink(missing_ok=True)
-        else:
-            run_dir = output_dir / run_name(cfg)
-            run_dir.mkdir(parents=True, exist_ok=False)
-    atomic_write_text(run_dir / "config.yaml", dump_config(cfg))
-    with StopOnSignal() as stop:
-        trainer = TRAINERS[cfg.algo](cfg, run_dir, start is not None, stop)
-        trainer.on_eval = on_eval
-        trainer.build()
-        trainer.train()
-        summary = trainer.summary()
-        if cfg.eval.final_games and not trainer.stopping:
-            summary["final"] = final_evaluations(cfg, run_dir)
-        atomic_write_text(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
-        if stop.signum is not None:
-            raise TrainingInterrupted(stop.signum, run_dir, trainer.num_timesteps)
-    return run_dir

@@ -34,7 +34,8 @@ from crib_env.observation import decode
 
 from ..base import legal_cards
 from ..endgame import win_table
-from ..learned import ACTION_N, LearnedAgent, network_input_batch
+from ..learned import LearnedAgent
+from ..networks import ACTION_N, network_input_batch
 from ..opponent_model import MODEL_TABLES, OpponentCards, OpponentPlays, opponent_cards
 from ..rollout import play_position
 from .discard import discard_position, draw_deals, throw_values

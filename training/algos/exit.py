@@ -1,6 +1,6 @@
 """Expert iteration (``algo: exit``): the search over a network teaches the next network.
 
-Generation ``g`` (1, 2, ...) is a distillation run (``training.distill``) whose teacher is
+Generation ``g`` (1, 2, ...) is a distillation run (``training.algos.distill``) whose teacher is
 ``champion-search`` over generation ``g - 1``'s network (``exit.start`` for the first) and whose
 network starts from those same weights; the search records its card and its value of every legal
 card (its chance to win after laying it: ``distill.soft`` learns a softmax of those next to the
@@ -23,9 +23,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .config import RunConfig
-from .files import atomic_write_text
-from .runs import has_run
+from agents.files import atomic_write_text
+
+from ..config import RunConfig
+from ..config_file import dump_config
+from ..runs import find_run_to_resume, has_run, run_name
 
 GENERATIONS_FILE = "generations.jsonl"
 GENERATION_FOLDER = "gen_{}"
@@ -50,7 +52,7 @@ def generation_config(cfg: RunConfig, generation: int, previous: Path | str,
 def _evaluation(path: Path, agent: str, opponent: str, cfg: RunConfig) -> dict[str, Any]:
     """The duplicate evaluation of ``agent`` against ``opponent``, read from ``path`` if an
     earlier session finished it."""
-    from .evaluate import evaluate
+    from ..evaluate import evaluate
 
     if path.exists():
         return json.loads(path.read_text(encoding="utf-8"))
@@ -60,7 +62,7 @@ def _evaluation(path: Path, agent: str, opponent: str, cfg: RunConfig) -> dict[s
     return report
 
 
-#: ``training.trainer.train``: runs (or resumes) one config's training in an output folder
+#: ``training.train.train``: runs (or resumes) one config's training in an output folder
 TrainFn = Callable[..., Path]
 
 
@@ -68,7 +70,7 @@ def run_generation(cfg: RunConfig, run_dir: Path, generation: int, previous: Pat
                    train: TrainFn) -> tuple[Path, dict[str, Any]]:
     """Generation ``generation`` (recording, fit, evaluations), resumed where it stopped; returns
     its network's checkpoint and its line of ``generations.jsonl``."""
-    from agents.learned import resolve_checkpoint
+    from agents.checkpoint import resolve_checkpoint
 
     folder = run_dir / GENERATION_FOLDER.format(generation)
     done = folder / DONE_FILE
@@ -98,7 +100,7 @@ def run_generation(cfg: RunConfig, run_dir: Path, generation: int, previous: Pat
 
 def expert_iteration(cfg: RunConfig, run_dir: Path, train: TrainFn) -> list[dict[str, Any]]:
     """All of ``cfg.exit.generations`` in ``run_dir``, each generation's distillation run by
-    ``train`` (``training.trainer.train``); returns their lines."""
+    ``train`` (``training.train.train``); returns their lines."""
     from agents.registry import CHAMPION_PATH
 
     previous: Path | str = CHAMPION_PATH if cfg.exit.start == "champion" else Path(cfg.exit.start)
@@ -111,3 +113,14 @@ def expert_iteration(cfg: RunConfig, run_dir: Path, train: TrainFn) -> list[dict
         atomic_write_text(run_dir / GENERATIONS_FILE,
                           "".join(json.dumps(x) + "\n" for x in lines))
     return lines
+
+
+def run_expert_iteration(cfg: RunConfig, output_dir: Path, resume: bool, train: TrainFn) -> Path:
+    """``algo: exit`` under ``output_dir``: a new run folder, or with ``resume`` the newest one of
+    the config's name; returns it. ``train`` is ``training.train.train`` (passed in, as it
+    dispatches here)."""
+    run_dir = find_run_to_resume(output_dir, cfg.name) if resume else output_dir / run_name(cfg)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(run_dir / "config.yaml", dump_config(cfg))
+    expert_iteration(cfg, run_dir, train)
+    return run_dir

@@ -1,4 +1,4 @@
-"""Deep Monte-Carlo (DMC): a Q-network regressed on each decision's Monte-Carlo return.
+"""Deep Monte-Carlo (DMC, ``algo: dmc``): a Q-network regressed on each decision's Monte-Carlo return.
 
 The method of DouZero, fitted to cribbage. Hundreds of games step together on the compiled vector
 env; the learner picks the legal card with the highest Q (a random legal card with probability
@@ -7,7 +7,7 @@ the end of its deal: a deal is where the cards a decision was made with stop mat
 return is unbiased for the deal and the game's later deals add no noise to it. Games still run to
 the target, so the network sees every score situation it will meet in evaluation.
 
-The network is any of ``agents.learned``'s: its 52 "logits" are read as the Q-values, so a DMC
+The network is any of ``agents.networks``': its 52 "logits" are read as the Q-values, so a DMC
 checkpoint plays through ``LearnedAgent`` (argmax over the legal cards) with nothing new to load.
 
 Why not only policy gradients: a deal's point margin has a standard deviation of about 10 points
@@ -18,6 +18,8 @@ reusable; a policy gradient needs an advantage estimate for the taken action alo
 
 from __future__ import annotations
 
+import time
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +31,8 @@ from crib_env.cards import N_CARDS
 from crib_env.game import Phase
 from crib_env.observation import SLICES
 from crib_env.vector import DEAL_POINT_FIELDS
+
+from ..trainer import Trainer, initial_network, progress_bar
 
 #: most learner decisions in one deal: two discards and four cards laid
 MAX_DECISIONS_PER_DEAL = 6
@@ -203,3 +207,86 @@ def greedy_cards(net: nn.Module, obs: np.ndarray, masks: np.ndarray) -> np.ndarr
     return np.argmax(np.where(masks > 0, q, -np.inf), axis=1)
 
 
+class DMCTrainer(Trainer):
+    """Deep Monte-Carlo on the fast vector env: rollouts of ``train.n_envs`` games fill a
+    ``SampleStore`` with closed deals, then ``q_update`` learns from it and the store empties."""
+
+    def build(self) -> None:
+        from crib_env.vector import CribbageVectorEnv
+
+        cfg = self.cfg
+        torch.set_num_threads(cfg.train.torch_threads)
+        self.network = initial_network(cfg)
+        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=cfg.dmc.learning_rate)
+        self.num_timesteps = 0
+        self.n_updates = 0
+        self.env = CribbageVectorEnv(cfg.train.n_envs, opponent=self.fast_opponents(),
+                                     seat=cfg.env.seat, reward="points", episode=cfg.env.episode,
+                                     target_score=cfg.env.target_score)
+        self.start_weights()
+        self.logger = self.tensorboard()
+
+    def learn(self, steps: int) -> None:
+        from agents.networks import network_input_batch
+
+        cfg = self.cfg
+        d = cfg.dmc
+        env = self.env
+        features = cfg.policy.features
+        rng = np.random.default_rng([cfg.seed, self.num_timesteps])
+        obs, info = env.reset(seed=self.env_seed())
+        masks = info["action_mask"]
+        width = network_input_batch(obs[:1], masks[:1], features).shape[1]
+        deals = DealBuffer.empty(env.num_envs, width)
+        store = SampleStore(width, d.samples_per_update)
+        end = self.num_timesteps + steps
+        margins: deque[float] = deque(maxlen=100)  # final margins of the latest training games
+        games = 0
+        progress = progress_bar(self.cfg.train.progress_bar, steps)
+        while self.num_timesteps < end and not self.out_of_time():
+            self.between_updates()
+            while not store.full() and self.num_timesteps < end and not self.stopping:
+                t0 = time.time()
+                inputs = network_input_batch(obs, masks, features) if features else obs
+                with torch.inference_mode():
+                    self.network.eval()
+                    q = self.network(torch.from_numpy(inputs))[:, :N_CARDS].numpy()
+                t1 = time.time()
+                actions = choose(q, masks, d.epsilon, rng)
+                deals.record(inputs, masks, actions)
+                seats = env.seats.copy()  # a finished game's row is restarted with a new seat
+                obs, rewards, done, _, info = env.step(actions)
+                masks = info["action_mask"]
+                deals.reward(rewards)
+                ended = np.flatnonzero(info["_deal_points"])
+                if ended.size:
+                    store.add(*deals.close(ended, info["deal_points"][ended], seats[ended],
+                                           d.controllable_return))
+                for own, opp in info["final_scores"][done]:
+                    margins.append(float(own - opp))
+                    games += 1
+                self.num_timesteps += env.num_envs
+                progress.update(env.num_envs)
+                self.timings["forward"] += t1 - t0
+                self.timings["env"] += time.time() - t1
+            if self.stopping:
+                self.rollout_cut = True
+                break  # train() saves at the last update's step count
+            if store.size < d.batch_size:
+                break  # the budget ended before a full minibatch: nothing more to learn from
+            t0 = time.time()
+            stats = q_update(self.network, self.optimizer, store, d.batch_size, d.passes,
+                             d.max_grad_norm, rng)
+            self.timings["update"] += time.time() - t0
+            store.clear()
+            self.n_updates += 1
+            for key, value in stats.items():
+                self.logger.record(f"train/{key}", value)
+            self.logger.record("train/epsilon", d.epsilon)
+            self.logger.record("train/n_updates", self.n_updates)
+            if margins:
+                self.logger.record("rollout/ep_rew_mean", float(np.mean(margins)))
+                self.logger.record("rollout/games", games)
+            self.log_speed()
+            self.logger.dump(self.num_timesteps)
+        progress.close()

@@ -1,26 +1,18 @@
-"""Policy distillation (``algo: distill``): a network learns to choose the card a search agent
-chooses.
+"""Recording the teacher for policy distillation (``training.algos.distill``).
 
-The expert decides each card with hundreds of simulated deals (milliseconds per decision); a
-network that imitates it decides in microseconds and plays in batches. The run has two parts, both
-restartable:
-
-* **Recording.** The teacher plays whole games (python engine) against the config's opponents, and
-  every decision it makes with more than one legal card is kept as (observation, legal mask, card).
-  Games come in numbered chunks of ``CHUNK_GAMES``; chunk ``k`` is a function of the seed and ``k``
-  alone and is written atomically to its own file, so a killed recording resumes by skipping the
-  chunks on disk, and a recording folder can be shared by runs that ask for the same one.
-* **Fitting.** Cross-entropy of the network's legal-card logits against the teacher's card
-  (``imitation_step``), or against a mix of that card and a softmax of the teacher's per-card
-  values where it recorded them (``teacher_targets``, ``distill.soft``): the values say how much
-  worse each other card is, which one chosen card cannot. Every ``HELD_OUT_EVERY``-th chunk is
-  kept out to measure agreement.
+The teacher plays whole games (python engine) against the config's opponents, and every decision
+it makes with more than one legal card is kept as (observation, legal mask, card) and, where the
+teacher gives them, its value of every legal card. Games come in numbered chunks of
+``CHUNK_GAMES``; chunk ``k`` is a function of the seed and ``k`` alone and is written atomically
+to its own file, so a killed recording resumes by skipping the chunks on disk, and a recording
+folder can be shared by runs that ask for the same one. The chunks are recorded in this process,
+in a pool of worker processes (``distill.workers``) or as Ray tasks (``training.ray_record``);
+every ``HELD_OUT_EVERY``-th chunk is kept out of training to measure agreement.
 """
 
 from __future__ import annotations
 
 import ctypes
-import functools
 import io
 import json
 import multiprocessing
@@ -35,22 +27,19 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 
+from agents.files import atomic_write, atomic_write_text
 from crib_env.cards import N_CARDS
 from crib_env.observation import OBS_SIZE
 
-from .eval_plans import derive_seed, game_plan
-from .eval_play import build_agent, play_game
-from .files import atomic_write, atomic_write_text
+from ..eval_plans import derive_seed, game_plan
+from ..eval_play import build_agent, play_game
 
 CHUNK_GAMES = 25
 CHUNK_PATTERN = "chunk_{:05d}.npz"
 SPEC_FILE = "recording.json"
 #: every this many chunks, one is kept out of training to measure agreement with the teacher
 HELD_OUT_EVERY = 20
-#: the logit given to illegal cards in the loss (far below any legal one)
-ILLEGAL_LOGIT = -1e9
 
 
 class RecordingAgent:
@@ -169,7 +158,7 @@ def record(folder: Path, teacher: str, opponents: Sequence[str], chunks: int, se
         bar.update(1)
 
     if ray is not None:
-        from .ray_record import record_on_ray
+        from ..ray_record import record_on_ray
 
         record_on_ray(record_chunk, jobs, ray, write, should_stop)
     elif workers == 1:  # in this process: no pool to start (the chunks are the same)
@@ -254,63 +243,3 @@ def load_recording(folder: Path, chunks: int) -> tuple[Decisions, Decisions, flo
 
     return join(parts[False]), join(parts[True]), seconds
 
-
-@functools.lru_cache(maxsize=1)
-def epoch_order(seed: int, epoch: int, size: int) -> np.ndarray:
-    """The order in which epoch ``epoch`` visits the ``size`` training decisions: a function of
-    the seed and the epoch alone, so a resumed fit continues exactly."""
-    return np.random.default_rng([seed, epoch]).permutation(size)
-
-
-def minibatch(seed: int, size: int, step: int, batch: int, end: int) -> np.ndarray:
-    """The rows learned from at ``step`` (one decision is one step): up to ``batch`` rows of the
-    epoch's order from ``step``'s place in it, never past the epoch's end or step ``end``."""
-    epoch, offset = divmod(step, size)
-    return epoch_order(seed, epoch, size)[offset:offset + min(batch, end - step)]
-
-
-def legal_logits(net: nn.Module, inputs: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
-    return net(inputs)[:, :N_CARDS].masked_fill(masks == 0, ILLEGAL_LOGIT)
-
-
-def teacher_targets(cards: torch.Tensor, masks: torch.Tensor, margins: torch.Tensor | None,
-                    soft: float, temperature: float) -> torch.Tensor:
-    """What the network learns: the teacher's cards (B,) when ``soft`` is 0 or no row has values;
-    else distributions over the cards (B, 52): the teacher's card, with weight ``soft`` moved to a
-    softmax of the teacher's values (``margins``, points) at ``temperature`` on the rows that
-    have them (legal cards not NaN)."""
-    if margins is None or soft == 0.0:
-        return cards
-    valued = ~torch.isnan(margins) & (masks != 0)
-    has = valued.any(1)
-    if not bool(has.any()):
-        return cards
-    target = nn.functional.one_hot(cards, N_CARDS).to(torch.float32)
-    logits = (margins.nan_to_num(0.0) / temperature).masked_fill(~valued, float("-inf"))
-    target[has] = (1.0 - soft) * target[has] + soft * torch.softmax(logits[has], dim=1)
-    return target
-
-
-def imitation_step(net: nn.Module, optimizer: torch.optim.Optimizer, inputs: torch.Tensor,
-                   masks: torch.Tensor, targets: torch.Tensor) -> float:
-    """One gradient step of cross-entropy against the teacher's cards, ``targets``: card ids (B,)
-    or distributions over the cards (B, 52) (``teacher_targets``); returns the loss."""
-    loss = nn.functional.cross_entropy(legal_logits(net, inputs, masks), targets)
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-    return float(loss.detach())
-
-
-def agreement(net: nn.Module, inputs: torch.Tensor, masks: torch.Tensor,
-              cards: torch.Tensor) -> tuple[float, float]:
-    """(loss, share of decisions where the network's best card is the teacher's)."""
-    with torch.inference_mode():
-        logits = legal_logits(net, inputs, masks)
-        return (float(nn.functional.cross_entropy(logits, cards)),
-                float((logits.argmax(1) == cards).float().mean()))
-
-
-def cosine_rate(base: float, step: int, total: int) -> float:
-    """The learning rate at ``step`` of ``total``: cosine from ``base`` down to 0."""
-    return 0.5 * base * (1.0 + float(np.cos(np.pi * min(step, total) / total)))

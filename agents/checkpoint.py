@@ -1,18 +1,26 @@
-"""Writing and resuming checkpoints (the folder format is described in ``agents.learned``).
+"""Checkpoints: the folder format, reading and writing it, and the checks before one is used.
 
-A checkpoint folder is replaced as a whole (``training.files.replace_folder``): all its files are
+A checkpoint is a folder holding
+
+* ``policy.safetensors`` - the network's weights (safetensors: plain tensors, no code runs on load);
+* ``meta.json`` - plain JSON: the observation-layout version and size, the action count, the
+  architecture name and its keyword arguments, the card-feature version, training steps, and the
+  SHA-256 of every other file in the folder (so a corrupt or half-written checkpoint is caught).
+
+Training adds ``optimizer.pt`` (the optimizer's state dict: tensors and numbers only, read back
+with ``torch.load(weights_only=True)``) and ``rng.json`` (the Python, NumPy and Torch generator
+states as plain JSON) for ``crib train --resume``; playing needs neither. Nothing here unpickles
+anything.
+
+A checkpoint folder is replaced as a whole (``agents.files.replace_folder``): all its files are
 written into a hidden staging folder, then that folder is swapped with the old one in one atomic
 step. A reader (or a ``--resume`` after a kill at any moment) therefore sees the old checkpoint or
-the new one, never a mix; ``meta.json`` still records the SHA-256 of the other files, so a folder
-damaged some other way is reported instead of loaded.
-
-For ``--resume`` a checkpoint also holds ``optimizer.pt`` (the optimizer's state dict: tensors and
-numbers only, read back with ``torch.load(weights_only=True)``) and ``rng.json`` (the Python, NumPy
-and Torch generator states as plain JSON).
+the new one, never a mix; the hashes in ``meta.json`` catch a folder damaged some other way.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import random
@@ -25,26 +33,144 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.card_features import FEATURES_VERSION
-from agents.learned import (
-    ACTION_N,
-    ARCHITECTURES,
-    CHECKPOINT_FORMAT,
-    CHECKPOINT_FORMAT_VERSION,
-    META_FILE,
-    POLICY_FILE,
-    CheckpointError,
-    read_meta,
-    resolve_checkpoint,
-    sha256_file,
-    verify_files,
-)
 from crib_env.observation import OBS_SIZE, OBSERVATION_VERSION
 
+from .card_features import FEATURES_VERSION
 from .files import replace_folder
+from .networks import ACTION_N, ARCHITECTURES, build_network
 
+CHECKPOINT_FORMAT = "crib-rl-checkpoint"
+CHECKPOINT_FORMAT_VERSION = 1
+META_FILE = "meta.json"
+POLICY_FILE = "policy.safetensors"
 OPTIMIZER_FILE = "optimizer.pt"
 RNG_FILE = "rng.json"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used here: missing, corrupt, or made for another layout."""
+
+
+def check_finite(state: dict[str, torch.Tensor], where: str) -> None:
+    """Refuse (``CheckpointError`` naming the tensor) weights holding NaN or infinity: a hash
+    recomputed over broken weights does not make them playable."""
+    for name, tensor in state.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise CheckpointError(f"{where}: tensor {name!r} holds NaN or infinite values")
+
+
+# -- reading --
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def resolve_checkpoint(path: str | Path) -> Path:
+    """The checkpoint folder for ``path``: a checkpoint folder itself, a file inside one, or a run
+    folder (its ``best``, else its ``latest``)."""
+    path = Path(path)
+    if path.is_file() and path.name in (META_FILE, POLICY_FILE):
+        path = path.parent
+    if (path / META_FILE).exists() or (path / POLICY_FILE).exists():
+        return path
+    for sub in ("best", "latest"):
+        if (path / sub / META_FILE).exists():
+            return path / sub
+    if not path.exists():
+        raise FileNotFoundError(f"no checkpoint at {path}")
+    raise FileNotFoundError(f"no checkpoint at {path}: expected {META_FILE} and {POLICY_FILE} "
+                            f"(or a run folder with best/ or latest/)")
+
+
+def read_meta(folder: Path) -> dict[str, Any]:
+    """``meta.json`` of a checkpoint folder, checked against this build; raises ``CheckpointError``
+    saying what does not match."""
+    meta_path = folder / META_FILE
+    if not meta_path.exists():
+        raise FileNotFoundError(f"checkpoint {folder}: {META_FILE} is missing")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise CheckpointError(f"checkpoint {folder}: {META_FILE} is corrupt ({err})") from err
+    if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(f"checkpoint {folder}: {META_FILE} is not a {CHECKPOINT_FORMAT} "
+                              f"file")
+    problems = []
+    if meta.get("format_version") != CHECKPOINT_FORMAT_VERSION:
+        problems.append(f"checkpoint format version {meta.get('format_version')!r}, "
+                        f"this build reads {CHECKPOINT_FORMAT_VERSION}")
+    if meta.get("observation_version") != OBSERVATION_VERSION:
+        problems.append(f"observation layout version {meta.get('observation_version')!r}, "
+                        f"this build uses {OBSERVATION_VERSION}")
+    if meta.get("obs_size") != OBS_SIZE:
+        problems.append(f"observation size {meta.get('obs_size')!r}, this build uses {OBS_SIZE}")
+    if meta.get("action_n") != ACTION_N:
+        problems.append(f"action space Discrete({meta.get('action_n')!r}), this build uses "
+                        f"Discrete({ACTION_N})")
+    kwargs = meta.get("arch_kwargs", {})
+    if not isinstance(kwargs, dict):
+        raise CheckpointError(f"checkpoint {folder}: arch_kwargs in {META_FILE} must be an "
+                              f"object, got {kwargs!r}")
+    if kwargs.get("features") and meta.get("features_version") != FEATURES_VERSION:
+        problems.append(f"card features version {meta.get('features_version')!r}, this build "
+                        f"computes version {FEATURES_VERSION}")
+    if problems:
+        raise CheckpointError(f"checkpoint {folder} does not match this build: "
+                              + "; ".join(problems) + ". Retrain it with this version.")
+    return meta
+
+
+def verify_files(folder: Path, meta: dict[str, Any], names: tuple[str, ...]) -> None:
+    """Check that each file in ``names`` exists and matches the SHA-256 recorded in ``meta``."""
+    hashes = meta.get("sha256")
+    if not isinstance(hashes, dict):
+        raise CheckpointError(f"checkpoint {folder}: {META_FILE} holds no 'sha256' table of file "
+                              f"hashes (got {hashes!r}), so its files cannot be checked")
+    for name in names:
+        path = folder / name
+        if not path.exists():
+            raise FileNotFoundError(f"checkpoint {folder}: {name} is missing")
+        if name not in hashes:
+            raise CheckpointError(f"checkpoint {folder}: {META_FILE} records no hash for {name}")
+        if sha256_file(path) != hashes[name]:
+            raise CheckpointError(f"checkpoint {folder}: {name} does not match the SHA-256 in "
+                                  f"{META_FILE}: the file is corrupt or was half-written")
+
+
+def load_network(path: str | Path) -> tuple[nn.Module, dict[str, Any]]:
+    """Build the network a checkpoint describes and load its weights (safetensors, no pickle)."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    folder = resolve_checkpoint(path)
+    meta = read_meta(folder)
+    verify_files(folder, meta, (POLICY_FILE,))
+    try:
+        # the sizes are checked before anything is allocated (check_sizes)
+        net = build_network(meta["arch"], **meta.get("arch_kwargs", {}))
+    except (KeyError, TypeError, ValueError) as err:
+        raise CheckpointError(f"checkpoint {folder}: bad architecture in {META_FILE} ({err})") \
+            from err
+    try:
+        state = load_file(str(folder / POLICY_FILE))
+    except (SafetensorError, OSError, ValueError) as err:
+        raise CheckpointError(f"checkpoint {folder}: {POLICY_FILE} is corrupt ({err})") from err
+    check_finite(state, f"checkpoint {folder}: {POLICY_FILE}")
+    try:
+        net.load_state_dict(state, strict=True)
+    except RuntimeError as err:
+        raise CheckpointError(f"checkpoint {folder}: weights do not fit architecture "
+                              f"{meta['arch']!r} ({err})") from err
+    net.eval()
+    return net, meta
+
+
+# -- writing, and the state a resumed run needs --
 
 
 def rng_state() -> dict[str, Any]:

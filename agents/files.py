@@ -1,4 +1,6 @@
-"""How training and evaluation write files: every result appears whole or not at all.
+"""How crib writes files (checkpoints, runs, reports, records): every result appears whole or not
+at all. It sits in ``agents``, the lowest package that writes files (its checkpoints,
+``agents.checkpoint``); training, play and the command import it from here.
 
 * ``atomic_write`` / ``atomic_write_text``: a file is written to a temporary name in its folder,
   flushed to disk, then moved onto its name with ``os.replace`` (atomic on POSIX and Windows).

@@ -1,0 +1,230 @@
+"""The policy networks and their input rows: what ``LearnedAgent`` plays and training fits.
+
+A network maps the input row (the observation, then the flattened ``card_features`` block when the
+checkpoint uses them) to 53 numbers: 52 action logits (one per card id) and the state value.
+``ARCHITECTURES`` names the networks a checkpoint may hold; ``build_network`` builds one with its
+sizes checked first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from crib_env.cards import MAX_VALUE, N_CARDS, N_RANKS, N_SUITS, RANK, SUIT, VALUE
+from crib_env.observation import MAX_SEQUENCE, OBS_SIZE, SLICES
+
+from .afterstate import AfterstateNet
+from .card_features import FEATURE_NAMES, N_CARD_FEATURES, card_features
+from .card_features_kernels import card_features_batch
+
+ACTION_N = N_CARDS
+OUTPUT_SIZE = ACTION_N + 1  # 52 logits, then the value
+
+#: card-set slices of the observation read per card (order matters: it is the token layout)
+CARD_SETS = ("hand", "discards", "starter", "played_own", "played_opp")
+#: the remaining (scalar) slices, fed to the context network
+SCALAR_SLICES = ("count", "phase", "is_dealer", "scores", "target", "opp_cards_left", "opp_said_go")
+
+
+def input_size(features: bool) -> int:
+    """Length of a network's input row."""
+    return OBS_SIZE + (N_CARDS * N_CARD_FEATURES if features else 0)
+
+
+def network_input(observation: np.ndarray, action_mask: np.ndarray, features: bool) -> np.ndarray:
+    """The input row for one decision: the observation, then its card features if used."""
+    obs = np.asarray(observation, dtype=np.float32)
+    if not features:
+        return obs
+    return np.concatenate([obs, card_features(obs, action_mask).reshape(-1)])
+
+
+def network_input_batch(observations: np.ndarray, action_masks: np.ndarray,
+                        features: bool) -> np.ndarray:
+    """The input rows of many decisions, (k, input_size(features)) float32: ``network_input`` of
+    every row, the card features computed for all rows in one compiled call. Always a new array
+    (torch may take it over without copying)."""
+    obs = np.array(observations, dtype=np.float32)
+    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
+        raise ValueError(f"observations must have shape (rows, {OBS_SIZE}), got {obs.shape}")
+    if not features:
+        return obs
+    block = card_features_batch(obs, action_masks).reshape(len(obs), -1)
+    return np.concatenate([obs, block], axis=1)
+
+
+#: attention heads per block of ``CardNet(attention=...)``
+ATTENTION_HEADS = 4
+#: the logit of a card the player cannot see (never legal: every legal card is in the hand)
+UNSEEN_LOGIT = -1e9
+
+
+def _take_cards(per_card: torch.Tensor, slot: torch.Tensor) -> torch.Tensor:
+    """Rows ``slot`` (B, K) of a per-card tensor (B, 52, F): (B, K, F)."""
+    return torch.gather(per_card, 1, slot[..., None].expand(-1, -1, per_card.shape[2]))
+
+
+class CardNet(nn.Module):
+    """A policy built for cards: every card id is a token.
+
+    Each of the 52 tokens holds where that card is (the observation's card-set slices and its place
+    in the count sequence, or unseen), a shared rank and suit embedding, its counting value and, if
+    used, its decision features. A token MLP encodes them; pooled token sets (hand, sequence, played,
+    discards + starter) and the scalar slices form the context. Each card's logit is read from its
+    own token next to the context, so what is learned about one card transfers to all of them.
+
+    ``attention`` > 0 adds that many self-attention blocks over the known cards' tokens before the
+    pools: a card's logit can then depend on the other cards one by one (the pair it keeps back,
+    the card that makes a run with it), which the pooled context only sums up.
+    """
+
+    def __init__(self, features: bool = True, hidden: int = 64, context: int = 128,
+                 embed: int = 16, prior: bool = False, attention: int = 0) -> None:
+        super().__init__()
+        self.features = features
+        n_feat = N_CARD_FEATURES if features else 0
+        self.register_buffer("rank_id", torch.tensor(RANK, dtype=torch.long), persistent=False)
+        self.register_buffer("suit_id", torch.tensor(SUIT, dtype=torch.long), persistent=False)
+        self.register_buffer("value", torch.tensor(VALUE, dtype=torch.float32) / MAX_VALUE,
+                             persistent=False)
+        self.rank_embed = nn.Embedding(N_RANKS, embed)
+        self.suit_embed = nn.Embedding(N_SUITS, embed)
+        token_in = len(CARD_SETS) + MAX_SEQUENCE + 1 + 2 * embed + 1 + n_feat
+        self.token = nn.Sequential(nn.Linear(token_in, hidden), nn.ReLU(),
+                                   nn.Linear(hidden, hidden), nn.ReLU())
+        self.blocks = nn.ModuleList(
+            nn.TransformerEncoderLayer(hidden, ATTENTION_HEADS, dim_feedforward=2 * hidden,
+                                       dropout=0.0, batch_first=True, norm_first=True)
+            for _ in range(attention))
+        n_scalar = sum(SLICES[name].stop - SLICES[name].start for name in SCALAR_SLICES)
+        self.context = nn.Sequential(nn.Linear(n_scalar + 4 * hidden, context), nn.ReLU(),
+                                     nn.Linear(context, context), nn.ReLU())
+        # The logit MLP's first layer over [token, context], split in two so the context half is
+        # computed once per row instead of once per card.
+        self.logit_token = nn.Linear(hidden, hidden)
+        self.logit_context = nn.Linear(context, hidden)
+        self.logit_out = nn.Linear(hidden, 1)
+        self.feature_logit = nn.Linear(n_feat, 1) if features else None
+        if prior and features:
+            self._init_prior()
+        self.value_head = nn.Sequential(nn.Linear(context, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+
+    def _init_prior(self) -> None:
+        """Start the linear feature head from a card player's rule of thumb: about 3 logits per
+        expected point of the discard (hand + signed crib) and per point pegged now, less 80% of
+        the opponent's expected reply and a little for leaving the count on 5 or 21. PPO refines
+        it from there; only the initial weights change, never the architecture."""
+        assert self.feature_logit is not None
+        with torch.no_grad():
+            self.feature_logit.weight.zero_()
+            self.feature_logit.bias.zero_()
+            weight = self.feature_logit.weight[0]
+            for name, value in (("total_ev", 30.0), ("peg_points", 12.0),
+                                ("reply_mean", -4.8), ("leaves_5_21", -1.0)):
+                weight[FEATURE_NAMES.index(name)] = value
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch = x.shape[0]
+        obs = x[:, :OBS_SIZE]
+        sets = torch.stack([obs[:, SLICES[name]] for name in CARD_SETS], dim=2)  # (B, 52, 5)
+        seq = obs[:, SLICES["sequence"]].reshape(batch, MAX_SEQUENCE, N_CARDS).transpose(1, 2)
+        unseen = 1.0 - (sets.sum(2) + seq.sum(2)).clamp(max=1.0)
+        # An unseen card's token reaches no pool and its logit is never legal (legal cards are in
+        # the hand), so only the known cards are encoded (at most 11 of the 52: own six, the
+        # starter, the opponent's four played): the same function on every legal logit and the
+        # value, at well under half the work.
+        n_known = max(1, int((unseen < 0.5).sum(1).max()))
+        slot = torch.argsort(unseen, dim=1, stable=True)[:, :n_known]  # (B, K): known cards first
+        sets, seq, unseen = (_take_cards(t, slot) for t in (sets, seq, unseen[..., None]))
+        ident = torch.cat([self.rank_embed(self.rank_id), self.suit_embed(self.suit_id),
+                           self.value[:, None]], dim=1)[slot]
+        parts = [sets, seq, unseen, ident]
+        feats = None
+        if self.features:
+            feats = _take_cards(x[:, OBS_SIZE:].reshape(batch, N_CARDS, N_CARD_FEATURES), slot)
+            parts.append(feats)
+        tokens = self.token(torch.cat(parts, dim=2))  # (B, K, H)
+        if len(self.blocks):
+            ignore = unseen[..., 0] > 0.5  # padding slots of rows with fewer known cards
+            ignore[:, 0] &= ~ignore.all(1)  # a row must attend to something
+            for block in self.blocks:
+                tokens = block(tokens, src_key_padding_mask=ignore)
+
+        def pool(weight: torch.Tensor) -> torch.Tensor:
+            return (tokens * weight[..., None]).sum(1) / (weight.sum(1, keepdim=True) + 1.0)
+
+        in_seq = seq.sum(2)
+        pools = [pool(sets[..., 0]), pool(in_seq), pool(sets[..., 3] + sets[..., 4]),
+                 pool(sets[..., 1] + sets[..., 2])]
+        scalars = torch.cat([obs[:, SLICES[name]] for name in SCALAR_SLICES], dim=1)
+        ctx = self.context(torch.cat([scalars, *pools], dim=1))
+        hidden = torch.relu(self.logit_token(tokens) + self.logit_context(ctx)[:, None, :])
+        known_logits = self.logit_out(hidden).squeeze(2)
+        if feats is not None:
+            known_logits = known_logits + self.feature_logit(feats).squeeze(2)
+        logits = torch.full((batch, N_CARDS), UNSEEN_LOGIT, dtype=known_logits.dtype,
+                            device=known_logits.device).scatter(1, slot, known_logits)
+        return torch.cat([logits, self.value_head(ctx)], dim=1)
+
+
+class MlpNet(nn.Module):
+    """The plain baseline: an MLP over the flat input row, with a logit and a value head."""
+
+    def __init__(self, features: bool = False, hidden: int = 256, layers: int = 2) -> None:
+        super().__init__()
+        self.features = features
+        dims = [input_size(features)] + [hidden] * layers
+        body: list[nn.Module] = []
+        for a, b in zip(dims[:-1], dims[1:], strict=True):
+            body += [nn.Linear(a, b), nn.ReLU()]
+        self.body = nn.Sequential(*body)
+        self.head = nn.Linear(hidden, OUTPUT_SIZE)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.body(x))
+
+
+#: architecture name -> (class, allowed keyword arguments); the only classes a checkpoint may name
+ARCHITECTURES: dict[str, tuple[type[nn.Module], tuple[str, ...]]] = {
+    "cards": (CardNet, ("features", "hidden", "context", "embed", "prior", "attention")),
+    "mlp": (MlpNet, ("features", "hidden", "layers")),
+    "afterstate": (AfterstateNet, ("features", "hidden", "layers")),
+}
+
+
+#: the largest value each size keyword may take (the shipped networks use at most 256 wide and 3
+#: layers): a checkpoint's ``meta.json`` asking for more is refused before anything is allocated
+MAX_SIZES = {"hidden": 4096, "context": 4096, "embed": 1024, "layers": 16, "attention": 16}
+#: the smallest: ``attention`` may be 0 (no attention blocks), the others need at least 1
+MIN_SIZES = {"hidden": 1, "context": 1, "embed": 1, "layers": 1, "attention": 0}
+
+
+def check_sizes(kwargs: dict[str, Any]) -> None:
+    """Refuse (``ValueError`` naming the field) a size keyword that is not a whole number within
+    ``MIN_SIZES`` .. ``MAX_SIZES``, or a flag that is not true or false."""
+    for name, value in kwargs.items():
+        if name in MAX_SIZES:
+            if isinstance(value, bool) or not isinstance(value, int) \
+                    or not MIN_SIZES[name] <= value <= MAX_SIZES[name]:
+                raise ValueError(f"{name} must be a whole number {MIN_SIZES[name]}.."
+                                 f"{MAX_SIZES[name]}, got {value!r}")
+        elif not isinstance(value, bool):  # features, prior
+            raise ValueError(f"{name} must be true or false, got {value!r}")
+
+
+def build_network(arch: str, **kwargs: Any) -> nn.Module:
+    """Build the network ``arch`` (a key of ``ARCHITECTURES``) with its keyword arguments, each
+    checked first (``check_sizes``)."""
+    if arch not in ARCHITECTURES:
+        raise ValueError(f"unknown policy architecture {arch!r}: use one of "
+                         f"{', '.join(ARCHITECTURES)}")
+    cls, allowed = ARCHITECTURES[arch]
+    extra = sorted(set(kwargs) - set(allowed))
+    if extra:
+        raise ValueError(f"architecture {arch!r} takes {', '.join(allowed)}; got {', '.join(extra)}")
+    check_sizes(kwargs)
+    return cls(**kwargs)

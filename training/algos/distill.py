@@ -1,0 +1,198 @@
+"""Policy distillation (``algo: distill``): a network learns to choose the card a search agent
+chooses.
+
+The expert decides each card with hundreds of simulated deals (milliseconds per decision); a
+network that imitates it decides in microseconds and plays in batches. The run has two parts, both
+restartable:
+
+* **Recording** (``training.algos.distill_recording``). The teacher plays whole games against the
+  config's opponents, and every decision it makes with more than one legal card is kept, in
+  numbered chunks written one file each, so a killed recording resumes by skipping the chunks on
+  disk, and a recording folder can be shared by runs that ask for the same one.
+* **Fitting.** Cross-entropy of the network's legal-card logits against the teacher's card
+  (``imitation_step``), or against a mix of that card and a softmax of the teacher's per-card
+  values where it recorded them (``teacher_targets``, ``distill.soft``): the values say how much
+  worse each other card is, which one chosen card cannot. Every ``HELD_OUT_EVERY``-th chunk is
+  kept out to measure agreement.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from crib_env.cards import N_CARDS
+
+from ..trainer import Trainer, initial_network, progress_bar
+from .distill_recording import load_recording, record, recorded_without_margins, rotation
+
+#: the logit given to illegal cards in the loss (far below any legal one)
+ILLEGAL_LOGIT = -1e9
+
+
+@functools.lru_cache(maxsize=1)
+def epoch_order(seed: int, epoch: int, size: int) -> np.ndarray:
+    """The order in which epoch ``epoch`` visits the ``size`` training decisions: a function of
+    the seed and the epoch alone, so a resumed fit continues exactly."""
+    return np.random.default_rng([seed, epoch]).permutation(size)
+
+
+def minibatch(seed: int, size: int, step: int, batch: int, end: int) -> np.ndarray:
+    """The rows learned from at ``step`` (one decision is one step): up to ``batch`` rows of the
+    epoch's order from ``step``'s place in it, never past the epoch's end or step ``end``."""
+    epoch, offset = divmod(step, size)
+    return epoch_order(seed, epoch, size)[offset:offset + min(batch, end - step)]
+
+
+def legal_logits(net: nn.Module, inputs: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    return net(inputs)[:, :N_CARDS].masked_fill(masks == 0, ILLEGAL_LOGIT)
+
+
+def teacher_targets(cards: torch.Tensor, masks: torch.Tensor, margins: torch.Tensor | None,
+                    soft: float, temperature: float) -> torch.Tensor:
+    """What the network learns: the teacher's cards (B,) when ``soft`` is 0 or no row has values;
+    else distributions over the cards (B, 52): the teacher's card, with weight ``soft`` moved to a
+    softmax of the teacher's values (``margins``, points) at ``temperature`` on the rows that
+    have them (legal cards not NaN)."""
+    if margins is None or soft == 0.0:
+        return cards
+    valued = ~torch.isnan(margins) & (masks != 0)
+    has = valued.any(1)
+    if not bool(has.any()):
+        return cards
+    target = nn.functional.one_hot(cards, N_CARDS).to(torch.float32)
+    logits = (margins.nan_to_num(0.0) / temperature).masked_fill(~valued, float("-inf"))
+    target[has] = (1.0 - soft) * target[has] + soft * torch.softmax(logits[has], dim=1)
+    return target
+
+
+def imitation_step(net: nn.Module, optimizer: torch.optim.Optimizer, inputs: torch.Tensor,
+                   masks: torch.Tensor, targets: torch.Tensor) -> float:
+    """One gradient step of cross-entropy against the teacher's cards, ``targets``: card ids (B,)
+    or distributions over the cards (B, 52) (``teacher_targets``); returns the loss."""
+    loss = nn.functional.cross_entropy(legal_logits(net, inputs, masks), targets)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return float(loss.detach())
+
+
+def agreement(net: nn.Module, inputs: torch.Tensor, masks: torch.Tensor,
+              cards: torch.Tensor) -> tuple[float, float]:
+    """(loss, share of decisions where the network's best card is the teacher's)."""
+    with torch.inference_mode():
+        logits = legal_logits(net, inputs, masks)
+        return (float(nn.functional.cross_entropy(logits, cards)),
+                float((logits.argmax(1) == cards).float().mean()))
+
+
+def cosine_rate(base: float, step: int, total: int) -> float:
+    """The learning rate at ``step`` of ``total``: cosine from ``base`` down to 0."""
+    return 0.5 * base * (1.0 + float(np.cos(np.pi * min(step, total) / total)))
+
+
+class DistillTrainer(Trainer):
+    """Record the teacher, then fit the network to its choices. A step is one recorded decision
+    learned from; the minibatches walk a fixed permutation of the training decisions per epoch,
+    so a resumed run continues exactly."""
+
+    def build(self) -> None:
+        from agents.networks import network_input_batch
+
+        cfg = self.cfg
+        d = cfg.distill
+        torch.set_num_threads(cfg.train.torch_threads)
+        self.network = initial_network(cfg)
+        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=d.learning_rate)
+        self.num_timesteps = 0
+        self.n_updates = 0
+        self.recording = Path(d.recording) if d.recording else self.run_dir / "recording"
+        opponents = rotation([(o.agent, o.weight) for o in cfg.opponents])
+        if d.soft > 0 and self.recording.exists():
+            old = recorded_without_margins(self.recording)
+            if old:
+                raise ValueError(f"distill.soft: {len(old)} chunks of {self.recording} (the "
+                                 f"first: {old[0].name}) hold the teacher's cards without its "
+                                 f"values; record into a new distill.recording or set "
+                                 f"distill.soft: 0")
+        missing = record(self.recording, d.teacher, opponents, d.chunks, cfg.seed,
+                         workers=d.workers, progress=cfg.train.progress_bar,
+                         should_stop=lambda: self.stopping, games=d.chunk_games, ray=d.ray)
+        self.start_weights()
+        self.logger = self.tensorboard()
+        if missing:  # stopped while recording: train() saves step 0 and the run resumes here
+            self.data = None
+            return
+        self.data, held, self.recording_seconds = load_recording(self.recording, d.chunks)
+        self.held = (torch.from_numpy(network_input_batch(held.obs, held.masks,
+                                                          cfg.policy.features)),
+                     torch.from_numpy(held.masks), torch.from_numpy(held.cards.astype(np.int64)))
+        if d.soft == 0:
+            self.data.margins = None  # the cards alone: no need to keep the values in memory
+        print(f"distill: {len(self.data):,} decisions to learn from, {len(held):,} held out, "
+              f"recorded in {self.recording}", flush=True)
+
+    def extra_info(self) -> dict[str, Any]:
+        if self.data is None:
+            return {}
+        return {"distill": {"recording": str(self.recording), "decisions": len(self.data),
+                            "held_out": len(self.held[2]),
+                            "recording_seconds": round(self.recording_seconds, 1)}}
+
+    def periodic(self) -> None:
+        if self.data is not None and len(self.held[2]):
+            loss, agree = agreement(self.network, *self.held)
+            self.logger.record("train/held_out_loss", loss)
+            self.logger.record("train/held_out_agreement", agree)
+        super().periodic()
+
+    def learn(self, steps: int) -> None:
+        from agents.networks import network_input_batch
+
+        if self.data is None:
+            return
+        cfg = self.cfg
+        d = cfg.distill
+        data = self.data
+        end = self.num_timesteps + steps
+        losses: list[float] = []
+        progress = progress_bar(cfg.train.progress_bar, steps)
+        self.network.train()
+        while self.num_timesteps < end and not self.out_of_time() and not self.stopping:
+            if self.num_timesteps >= min(self.next_eval, self.next_save):
+                if losses:
+                    self.logger.record("train/loss", float(np.mean(losses)))
+                    losses.clear()
+                self.log_speed()
+                self.between_updates()
+                self.network.train()
+            rows = minibatch(cfg.seed, len(data), self.num_timesteps, d.batch_size, end)
+            t0 = time.time()
+            inputs = network_input_batch(data.obs[rows], data.masks[rows], cfg.policy.features)
+            t1 = time.time()
+            for group in self.optimizer.param_groups:
+                group["lr"] = cosine_rate(d.learning_rate, self.num_timesteps,
+                                          cfg.train.total_timesteps)
+            masks = torch.from_numpy(data.masks[rows])
+            targets = teacher_targets(
+                torch.from_numpy(data.cards[rows].astype(np.int64)), masks,
+                None if data.margins is None else torch.from_numpy(data.margins[rows]),
+                d.soft, d.temperature)
+            losses.append(imitation_step(self.network, self.optimizer, torch.from_numpy(inputs),
+                                         masks, targets))
+            self.timings["forward"] += t1 - t0
+            self.timings["update"] += time.time() - t1
+            self.num_timesteps += len(rows)
+            self.n_updates += 1
+            progress.update(len(rows))
+        if losses:
+            self.logger.record("train/loss", float(np.mean(losses)))
+        self.logger.record("train/learning_rate", self.optimizer.param_groups[0]["lr"])
+        self.logger.record("distill/recording_seconds", self.recording_seconds)
+        progress.close()

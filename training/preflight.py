@@ -1,0 +1,50 @@
+"""What a run checks before it writes anything, so that a bad config fails in one line naming
+its field instead of in worker tracebacks or at the first evaluation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agents.checkpoint import check_resume
+
+from .config import SELF, STATEFUL_OPPONENTS, RunConfig
+from .recovery import recover_run
+
+
+def check_named_agents(cfg: RunConfig) -> None:
+    """Load, once, every agent the config names (training opponents, the self-play fallback, the
+    evaluation opponents) before anything of the run is written, so that a missing or corrupt
+    checkpoint is one line naming its field instead of worker tracebacks or a failure at the
+    first evaluation."""
+    from agents.registry import make_agent
+
+    named = [(f"opponents[{i}].agent", o.agent) for i, o in enumerate(cfg.opponents)
+             if o.agent != SELF]
+    named.append(("selfplay.fallback", cfg.selfplay.fallback))
+    named += [(f"eval.opponents[{i}]", name) for i, name in enumerate(cfg.eval.opponents)]
+    if cfg.algo == "distill":
+        named.append(("distill.teacher", cfg.distill.teacher))
+    batch = cfg.train.engine == "fast"
+    for field, spec in named:
+        try:
+            agent = make_agent(spec, seed=0)
+        except Exception as err:  # a bad checkpoint raises many types; all are this field's fault
+            detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise ValueError(f"{field}: {detail}") from err
+        if batch and not field.startswith("eval.") and (
+                spec in STATEFUL_OPPONENTS or not hasattr(agent, "act_batch")):
+            raise ValueError(f"{field}: {spec!r} cannot act for many games in one batch; use "
+                             f"train.engine: python for it")
+
+
+def resume_point(run_dir: Path, arch: str, arch_kwargs: dict[str, Any]) -> int | None:
+    """The step ``--resume`` continues ``run_dir`` from (its ``latest/``, checked), or None when
+    the run was killed before its first save."""
+    recover_run(run_dir)
+    latest = run_dir / "latest"
+    if not latest.exists():
+        return None
+    check_resume(latest, arch, arch_kwargs)
+    return int(json.loads((latest / "meta.json").read_text(encoding="utf-8"))["num_timesteps"])
