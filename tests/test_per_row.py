@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -84,3 +86,60 @@ def test_misuse_is_refused_with_a_clear_error():
         PerRowAgent(ExpertAgent(), lambda b: b).act_rows([1], np.zeros((1, 4)), np.ones((1, 52)))
     with pytest.raises(ValueError, match="needs act"):
         PerRowAgent(object(), lambda b: b)
+
+
+# -- as a training opponent on the compiled vector env --
+
+class OneGameAtATime(StandardAgent):
+    """Fails if its observations are not those of one game since its last reset: within a game
+    its score never goes down, and it starts at 0."""
+
+    def reset(self):
+        self.score = 0
+
+    def observe(self, view):
+        assert view.own_score >= self.score, "one copy saw two games"
+        self.score = view.own_score
+
+
+def lowest_cards(env, steps, seed):
+    obs, info = env.reset(seed=seed)
+    seen, ended = [obs], 0
+    for _ in range(steps):
+        obs, _, done, _, info = env.step(info["action_mask"].argmax(axis=1))
+        seen.append(obs)
+        ended += int(done.sum())
+    return np.array(seen), ended
+
+
+def test_a_per_row_opponent_in_the_vector_env_plays_each_row_as_its_own_game():
+    from crib_env.vector import CribbageVectorEnv
+
+    member = PerRowAgent(OneGameAtATime(), lambda b: b)
+    env = CribbageVectorEnv(6, opponent=[(member, 1.0), (StandardAgent(), 1.0)],
+                            episode="deal")  # many restarts: every one must reset the row's copy
+    _, ended = lowest_cards(env, 150, seed=3)
+    assert ended > 20 and sorted(member.copies) == list(range(6))
+    assert (env.opponent_ids == 0).any() and (env.opponent_ids == 1).any()
+
+
+def test_a_per_row_expert_opponent_is_fixed_by_the_reset_seed():
+    from crib_env.vector import CribbageVectorEnv
+
+    def run(seed):
+        expert = PerRowAgent(ExpertAgent(sims=4, discard_sims=4), lambda b: 0)
+        return lowest_cards(CribbageVectorEnv(3, opponent=expert), 60, seed)[0]
+
+    first = run(11)
+    assert np.array_equal(first, run(11))  # the copies restart from the seed's streams
+    assert not np.array_equal(first, run(12))
+
+
+def test_the_expert_is_a_per_row_member_of_a_training_mixture():
+    from training.batch_opponents import batch_mixture
+
+    members, _ = batch_mixture([("expert", 1.0), ("standard", 2.0)], None, 1, "greedy", seed=0)
+    assert isinstance(members[0][0], PerRowAgent) and members[0][0].name == "expert"
+    assert not isinstance(members[1][0], PerRowAgent) and members[1][1] == 2.0
+    with pytest.raises(ValueError, match="fallback: 'expert' keeps memory"):
+        batch_mixture([("self", 1.0)], Path("."), 2, "expert", seed=0)

@@ -46,10 +46,10 @@ def copy_with_seed(agent: Any, seed: int) -> Any:
 class PerRowAgent:
     """One copy of ``prototype`` per game row (see the module docstring).
 
-    ``seed_of_row(b)`` gives the seed of row ``b``'s copy, made the first time the row is reset;
-    a later ``reset_rows`` of the row calls the copy's ``reset()`` (a new game, the random stream
-    continuing). ``clock``, if set to a dict, gets ``{row: [seconds, decisions]}`` added for every
-    decision made, timed one call at a time.
+    ``seed_of_row(b)`` gives the seed of row ``b``'s copy, made the first time the row is reset
+    (unless ``reset_rows`` is given seeds); a later ``reset_rows`` of the row calls the copy's
+    ``reset()`` (a new game, the random stream continuing). ``clock``, if set to a dict, gets
+    ``{row: [seconds, decisions]}`` added for every decision made, timed one call at a time.
     """
 
     def __init__(self, prototype: Any, seed_of_row: Callable[[int], int]) -> None:
@@ -62,12 +62,18 @@ class PerRowAgent:
         self.copies: dict[int, Any] = {}
         self.clock: dict[int, list[float]] | None = None
 
-    def reset_rows(self, rows: Sequence[int] | np.ndarray) -> None:
-        """Rows ``rows`` start a new game: their copies forget the last one."""
-        for b in np.asarray(rows, dtype=np.int64).tolist():
-            twin = self.copies.get(b)
+    def reset_rows(self, rows: Sequence[int] | np.ndarray,
+                   seeds: Sequence[int] | None = None) -> None:
+        """Rows ``rows`` start a new game: their copies forget the last one. With ``seeds`` (one
+        per row), each row gets a new copy seeded so instead (``crib_env.vector``'s ``reset``)."""
+        rows = np.asarray(rows, dtype=np.int64).tolist()
+        if seeds is not None and len(seeds) != len(rows):
+            raise ValueError(f"reset_rows: {len(rows)} rows but {len(seeds)} seeds")
+        for i, b in enumerate(rows):
+            twin = None if seeds is not None else self.copies.get(b)
             if twin is None:
-                twin = self.copies[b] = copy_with_seed(self.prototype, self.seed_of_row(b))
+                seed = self.seed_of_row(b) if seeds is None else int(seeds[i])
+                twin = self.copies[b] = copy_with_seed(self.prototype, seed)
             reset = getattr(twin, "reset", None)
             if reset is not None:
                 reset()
