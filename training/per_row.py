@@ -32,8 +32,9 @@ def is_stateless(agent: Any) -> bool:
 
 def copy_with_seed(agent: Any, seed: int) -> Any:
     """A deep copy of ``agent`` whose random stream (an ``rng`` attribute holding a numpy
-    ``Generator`` or a ``random.Random``) starts from ``seed``: what ``make_agent(spec, seed)``
-    would have built, for the agents of this project."""
+    ``Generator`` or a ``random.Random``) starts from ``seed``. Only the agent's own stream is
+    reseeded: a nested agent's (``champion-search``'s network, which plays its best card) is
+    copied as it stands."""
     twin = copy.deepcopy(agent)
     rng = getattr(twin, "rng", None)
     if isinstance(rng, np.random.Generator):
