@@ -143,3 +143,11 @@ def test_the_expert_is_a_per_row_member_of_a_training_mixture():
     assert not isinstance(members[1][0], PerRowAgent) and members[1][1] == 2.0
     with pytest.raises(ValueError, match="fallback: 'expert' keeps memory"):
         batch_mixture([("self", 1.0)], Path("."), 2, "expert", seed=0)
+
+
+def test_the_progress_is_told_game_by_game():
+    told = []
+    plans = [game_plan(1, i) for i in range(4)]
+    play_games(StandardAgent(), PerRowAgent(StandardAgent(), lambda b: b), plans,
+               on_game=told.append)
+    assert told == [1, 1, 1, 1]

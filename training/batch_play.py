@@ -19,7 +19,7 @@ in order, so it decides as it would playing the game alone. Each game comes back
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -57,14 +57,16 @@ def _start_scripted_deal(S: np.ndarray, b: int, deal: ScriptedDeal) -> None:
 def play_games(agent: Any, opponent: Any, plans: Sequence[GamePlan],
                target: int = DEFAULT_TARGET,
                trace: list[list[int]] | None = None,
-               clock: list[list[SideClock]] | None = None) -> list[Game]:
+               clock: list[list[SideClock]] | None = None,
+               on_game: Callable[[int], None] | None = None) -> list[Game]:
     """Play the games of ``plans`` together (see the module docstring); each side is stateless or
     a ``PerRowAgent``. Returns the finished games in plan order. An illegal card raises
     ``ValueError`` naming the side and the game. ``trace``, if given, is filled with one list per
     plan: every card played or discarded in that game, in order (what ``training.record``
     replays; the returned games keep no log). ``clock``, if given, is filled with one
     ``[agent [seconds, decisions], opponent [seconds, decisions]]`` per plan: a per-row side's
-    calls are timed one by one, a batch call's time is shared equally by its rows."""
+    calls are timed one by one, a batch call's time is shared equally by its rows. ``on_game(1)``
+    is told as each game ends (a progress bar)."""
     for side, player in (("agent", agent), ("opponent", opponent)):
         if not (isinstance(player, PerRowAgent) or is_stateless(player)):
             raise ValueError(f"{side} {getattr(player, 'name', player)!r} keeps memory between "
@@ -109,6 +111,8 @@ def play_games(agent: Any, opponent: Any, plans: Sequence[GamePlan],
                 game = fast.to_game(S, b)
                 game.records = records[b]
                 games[b] = game
+                if on_game is not None:
+                    on_game(1)
                 continue
             number = len(records[b])
             if number < len(plans[b].deals):

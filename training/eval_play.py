@@ -155,9 +155,8 @@ def run_block(block: Block, on_game: Callable[[int], None] | None = None) -> lis
     # with batch sides alone a decision's time is a share of one call, so none is reported
     timed = any(isinstance(p, PerRowAgent) for p in (agent, opponent))
     clock: list[list[list[float]]] | None = [] if timed else None
-    games = play_games(agent, opponent, plans, block.target, trace=trace, clock=clock)
-    if on_game is not None:
-        on_game(len(games))
+    games = play_games(agent, opponent, plans, block.target, trace=trace, clock=clock,
+                       on_game=on_game)
     results = [game_result(game, plan, regret_fn) for game, plan in zip(games, plans, strict=True)]
     if clock is not None:
         for result, game_clock in zip(results, clock, strict=True):
