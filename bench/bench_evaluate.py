@@ -6,8 +6,7 @@
 Throughput: ``training.evaluate.evaluate`` for random-vs-random, greedy-vs-random,
 standard-vs-greedy and champion-vs-greedy (matches whose agents fail to load are reported and
 skipped), with discard regret on (the ``crib evaluate`` default) and off (what training's periodic
-evaluations can use), on both engines: ``fast`` (a block's games together on the compiled core,
-the default for these stateless agents) and ``game`` (one at a time through the plain engine).
+evaluations can use); a block's games are played together on the compiled core.
 
 Duplicate vs plain: the same match at the same game count played both ways; prints the width of the
 95% interval of points per game and of the win rate (Wilson, and over pairs for duplicate), and the
@@ -27,7 +26,6 @@ from training.evaluate import evaluate  # noqa: E402
 
 THROUGHPUT_MATCHES = (("random", "random"), ("greedy", "random"), ("standard", "greedy"),
                       ("champion", "greedy"))
-ENGINES = ("fast", "game")
 DUPLICATE_MATCHES = (("random", "random"), ("greedy", "random"), ("greedy", "greedy"),
                      ("standard", "greedy"))
 
@@ -42,17 +40,16 @@ def _try(agent: str, opponent: str, **kwargs):
 
 def throughput(games: int, workers: list[int], seed: int) -> None:
     print(f"\n### Throughput ({games} games per match, seed {seed})\n")
-    print("| match | engine | workers | regret | games/s | win rate | points/game |")
-    print("|---|---|---|---|---|---|---|")
+    print("| match | workers | regret | games/s | win rate | points/game |")
+    print("|---|---|---|---|---|---|")
     evaluate("random", "random", games=20, seed=seed, progress=False)  # load the compiled kernels
     for agent, opponent in THROUGHPUT_MATCHES:
-        runs = [(w, regret, e) for w in workers for regret in (True, False) for e in ENGINES]
-        for w, regret, engine in runs:
-            report = _try(agent, opponent, games=games, seed=seed, workers=w, regret=regret,
-                          engine=engine)
+        runs = [(w, regret) for w in workers for regret in (True, False)]
+        for w, regret in runs:
+            report = _try(agent, opponent, games=games, seed=seed, workers=w, regret=regret)
             if report is None:
                 break  # this match cannot be played yet
-            print(f"| {agent} vs {opponent} | {engine} | {w} | {'on' if regret else 'off'} | "
+            print(f"| {agent} vs {opponent} | {w} | {'on' if regret else 'off'} | "
                   f"{report.games_per_second:.1f} | {report.win_rate:.3f} | "
                   f"{report.points_per_game:+.2f} |")
 

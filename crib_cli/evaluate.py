@@ -18,7 +18,7 @@ def report_tables(report: EvaluationReport) -> list[Any]:
 
     mode = "duplicate" if report.duplicate else "seats alternating"
     summary = Table(title=f"{report.agent} vs {report.opponent}: {report.games} games "
-                          f"(seed {report.seed}, {mode}, to {report.target}, {report.engine} engine)",
+                          f"(seed {report.seed}, {mode}, to {report.target})",
                     show_header=False, title_justify="left")
     summary.add_column("figure", style="bold")
     summary.add_column("value", justify="right")
@@ -85,8 +85,7 @@ def print_report(report: EvaluationReport, console: Any = None) -> None:
 
 def evaluate_command(agent: str, opponent: str, games: int, seed: int = 0,
                      json_path: Path | None = None, duplicate: bool = False,
-                     workers: int = 1, engine: str = "auto",
-                     record_path: Path | None = None,
+                     workers: int = 1, record_path: Path | None = None,
                      ray: str | None = None) -> EvaluationReport:
     """``crib evaluate``: run ``evaluate`` with a progress bar, print the tables, write the JSON
     and, with ``record_path``, every game as one JSON line (``training.record``). ``ray``: play the
@@ -108,7 +107,7 @@ def evaluate_command(agent: str, opponent: str, games: int, seed: int = 0,
         pool = RayPool(ray, num_cpus=workers)
     try:
         report = evaluate(agent, opponent, games=games, seed=seed, duplicate=duplicate,
-                          workers=workers, progress=True, engine=engine, pool=pool,
+                          workers=workers, progress=True, pool=pool,
                           record_games=record_path is not None)
         if pool is not None:
             report.workers = pool.workers

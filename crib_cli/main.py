@@ -41,9 +41,6 @@ def evaluate(
     json_path: Annotated[Path | None, typer.Option("--json", help="write the report here")] = None,
     duplicate: Annotated[bool, typer.Option(help="play each deal sequence from both seats")] = False,
     workers: Annotated[int, typer.Option(help="worker processes")] = 1,
-    engine: Annotated[str, typer.Option(
-        help="fast: games interleaved on the compiled core (stateless agents only); game: one "
-             "at a time through the plain engine; auto: fast where possible")] = "auto",
     record: Annotated[Path | None, typer.Option(
         help="write every game here, one JSON line each (crib replay reads it)")] = None,
     ray: Annotated[str | None, typer.Option(
@@ -54,8 +51,8 @@ def evaluate(
     from crib_cli.evaluate import evaluate_command
 
     _run(lambda: evaluate_command(agent, opponent, games=games, seed=seed, json_path=json_path,
-                                  duplicate=duplicate, workers=workers, engine=engine,
-                                  record_path=record, ray=ray))
+                                  duplicate=duplicate, workers=workers, record_path=record,
+                                  ray=ray))
 
 
 @app.command()

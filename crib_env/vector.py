@@ -23,9 +23,14 @@ trained here plays there and in the AEC env unchanged:
 
 The opponent is ``"random"`` (played inside the compiled kernel: no Python per move), a batch
 policy ``f(observations (k, OBS_SIZE), action_masks (k, 52)) -> actions (k,)`` (one call per round
-of opponent moves, so a neural opponent is evaluated in batches), or any agent with
+of opponent moves, so a neural opponent is evaluated in batches), any agent with
 ``act(observation, action_mask)`` (called row by row; one object serves every row, so it must act
-from the observation alone, as the scripted agents do).
+from the observation alone, as the scripted agents do), or a per-row opponent: an object with
+``act_rows(rows, observations, action_masks) -> actions`` and ``reset_rows(rows, seeds=None)``
+(``training.per_row.PerRowAgent``: one copy of an agent with memory, such as the expert, per row).
+``act_rows`` is told which rows the observations are from; ``reset_rows`` is called for every row
+at ``reset`` (with seeds drawn from its seed, which so fixes the opponent's random choices too) and
+for the rows that start a new game against it.
 
 A mixture: ``opponent=[(member, weight), ...]`` with members of those kinds (``"random"`` then acts
 through a batch draw). Each row draws its member at the start of every episode, from the row's own
@@ -94,6 +99,8 @@ class CribbageVectorEnv(VectorEnv):
         self._random_member = np.random.default_rng()
         self._opp_batch = [self._random_member_moves if _is_random(m) else _batch_policy(m)
                            for m, _ in members] if not self._opp_random else []
+        #: the mixture's per-row members by index (``_is_per_row``): told which rows act and start
+        self._per_row = {i: m for i, (m, _) in enumerate(members) if _is_per_row(m)}
         weights = np.array([w for _, w in members], dtype=np.float64)
         cumulative = np.rint(np.cumsum(weights) / weights.sum() * DRAW_UNITS).astype(np.int64)
         cumulative[-1] = DRAW_UNITS
@@ -138,6 +145,12 @@ class CribbageVectorEnv(VectorEnv):
         reset_all(self.state, seeds, self.seats, self.target_score, self.episode == "deal",
                    self._seat_mode, self._opp_random, self.opponent_ids, self._cumulative,
                    self._deal_points, self._deal_ended)
+        if self._per_row:  # every row's copy of each member restarts from a stream of the seed
+            streams = np.random.SeedSequence(seed).spawn(2)[1].spawn(len(self._opp_batch))
+            for i, member in self._per_row.items():
+                row_seeds = streams[i].generate_state(self.num_envs, dtype=np.uint64)
+                member.reset_rows(np.arange(self.num_envs),
+                                  seeds=(row_seeds >> np.uint64(1)).tolist())
         self._play_opponent()
         self._potential[:] = 0.0
         self._needs_reset = False
@@ -170,6 +183,8 @@ class CribbageVectorEnv(VectorEnv):
                 self._seat_mode, self._opp_random, self.opponent_ids, self._cumulative,
                 self._deal_points, self._deal_ended, rewards, done, final_obs, final_scores)
         if done.any():
+            for i, member in self._per_row.items():
+                member.reset_rows(np.flatnonzero(done & (self.opponent_ids == i)))
             self._play_opponent()  # an opponent who moves first in a restarted game
         observe_all(self.state, self.seats, self._obs, self._masks)
         ended = self._deal_ended.astype(np.bool_)
@@ -211,7 +226,11 @@ class CribbageVectorEnv(VectorEnv):
                 mine = np.flatnonzero(members == i)
                 if mine.size == 0:
                     continue
-                chosen = np.asarray(policy(obs[mine], masks[mine]))
+                if i in self._per_row:
+                    chosen = np.asarray(self._per_row[i].act_rows(self._rows[:k][mine], obs[mine],
+                                                                  masks[mine]))
+                else:
+                    chosen = np.asarray(policy(obs[mine], masks[mine]))
                 if chosen.shape != (mine.size,):
                     raise ValueError(f"the opponent policy returned shape {chosen.shape} for "
                                      f"{mine.size} observations")
@@ -245,7 +264,14 @@ def _is_random(opponent: Any) -> bool:
     return isinstance(opponent, str) and opponent == "random"
 
 
-def _batch_policy(opponent: Any) -> BatchPolicy:
+def _is_per_row(opponent: Any) -> bool:
+    return callable(getattr(opponent, "act_rows", None)) and \
+        callable(getattr(opponent, "reset_rows", None))
+
+
+def _batch_policy(opponent: Any) -> BatchPolicy | None:
+    if _is_per_row(opponent):
+        return None  # called with its rows (``_play_opponent``)
     if isinstance(opponent, str):
         raise ValueError(f"opponent must be 'random', a batch policy or an agent with act(); "
                          f"got {opponent!r}")

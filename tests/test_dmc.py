@@ -217,8 +217,9 @@ def test_dmc_configs_that_cannot_work_are_refused():
         parse_config({"name": "x", "algo": "dmc", "train": {"engine": "python"}})
     with pytest.raises(ValueError, match="reward: points"):
         parse_config({"name": "x", "algo": "dmc", "env": {"reward": "win"}})
-    with pytest.raises(ValueError, match="expert.*engine: python"):
-        parse_config({"name": "x", "opponents": [{"agent": "expert"}]})
+    parse_config({"name": "x", "opponents": [{"agent": "expert"}]})  # one copy per row
+    with pytest.raises(ValueError, match="fallback: 'expert' keeps memory"):
+        parse_config({"name": "x", "selfplay": {"fallback": "expert"}})
     with pytest.raises(ValueError, match="observation only"):
         parse_config({"name": "x", "policy": {"arch": "afterstate", "features": True}})
 

@@ -90,15 +90,21 @@ def test_mean_interval_uses_sample_std_and_limits():
 
 # -- reproducibility --
 
-@pytest.mark.parametrize("engine", ["fast", "game"])
-def test_same_seed_gives_the_same_json_for_any_workers(engine):
-    one = evaluate("random", "random", games=44, seed=11, progress=False, engine=engine)
-    again = evaluate("random", "random", games=44, seed=11, progress=False, engine=engine)
-    parallel = evaluate("random", "random", games=44, seed=11, progress=False, workers=2,
-                        engine=engine)
+class RandomWithMemory(RandomAgent):
+    """A random agent that does not declare itself stateless: it plays one copy per game."""
+
+    stateless = False
+    name = "random-with-memory"
+
+
+@pytest.mark.parametrize("agent", ["random", RandomWithMemory()], ids=["batch", "per-row"])
+def test_same_seed_gives_the_same_json_for_any_workers(agent):
+    one = evaluate(agent, "random", games=44, seed=11, progress=False)
+    again = evaluate(agent, "random", games=44, seed=11, progress=False)
+    parallel = evaluate(agent, "random", games=44, seed=11, progress=False, workers=2)
     assert _stable(one) == _stable(again) == _stable(parallel)
-    assert one.margins == parallel.margins and one.engine == engine
-    other = evaluate("random", "random", games=44, seed=12, progress=False, engine=engine)
+    assert one.margins == parallel.margins
+    other = evaluate(agent, "random", games=44, seed=12, progress=False)
     assert other.margins != one.margins  # the seed really drives the games
 
 
@@ -349,7 +355,7 @@ def test_cli_bad_input_exits_2_with_one_line(args, message):
     assert "Traceback" not in result.output
 
 
-# -- engines: the compiled core for stateless agents, the plain engine otherwise --
+# -- the compiled core: the plain engine's games, batch sides and sides with memory --
 
 class StatelessLowest(LowestCard):
     stateless = True
@@ -398,21 +404,18 @@ def test_both_engines_play_the_same_games_on_scripted_deals(agents):
                 theirs.pegging, theirs.hand, theirs.crib, theirs.heels)
 
 
-def test_auto_engine_is_fast_only_when_both_agents_are_stateless():
-    assert evaluate("random", "greedy", games=4, seed=0, progress=False).engine == "fast"
-    assert evaluate(LowestCard(), "random", games=4, seed=0, progress=False).engine == "game"
-    report = evaluate(StatelessLowest(), "random", games=4, seed=0, progress=False, regret=False)
-    assert report.engine == "fast" and report.to_dict()["engine"] == "fast"
+def test_a_side_that_decides_one_game_at_a_time_is_timed():
+    # a per-row side's calls are timed one by one (and the batch side's share alongside); with
+    # batch sides alone a decision's time is a share of one call, and none is reported
+    timed = evaluate(LowestCard(), "random", games=4, seed=0, progress=False, regret=False)
+    assert set(timed.ms_per_decision) == {"agent", "opponent"}
+    assert all(ms > 0 for ms in timed.ms_per_decision.values())
+    batch = evaluate("random", "greedy", games=4, seed=0, progress=False, regret=False)
+    assert batch.ms_per_decision is None
+    assert "engine" not in batch.to_dict()  # one engine: nothing to name
 
 
-def test_fast_engine_refuses_an_agent_with_memory_and_unknown_engines():
-    with pytest.raises(ValueError, match="opponent keeps memory"):
-        evaluate("random", "expert", games=2, seed=0, progress=False, engine="fast")
-    with pytest.raises(ValueError, match="engine must be one of"):
-        evaluate("random", "random", games=2, seed=0, progress=False, engine="turbo")
-
-
-def test_fast_engine_names_the_side_that_chose_an_illegal_card():
+def test_the_side_that_chose_an_illegal_card_is_named():
     class Cheat(StatelessLowest):
         name = "cheat"
 
@@ -420,7 +423,7 @@ def test_fast_engine_names_the_side_that_chose_an_illegal_card():
             return int(np.flatnonzero(action_mask == 0)[0])
 
     with pytest.raises(ValueError, match="opponent 'cheat' chose an illegal card in game"):
-        evaluate("random", Cheat(), games=2, seed=0, progress=False, engine="fast")
+        evaluate("random", Cheat(), games=2, seed=0, progress=False)
 
     class Negative(StatelessLowest):
         name = "negative"
@@ -429,22 +432,39 @@ def test_fast_engine_names_the_side_that_chose_an_illegal_card():
             return -1  # read by the compiled core as "no move": must be an error, not a stall
 
     with pytest.raises(ValueError, match=r"agent .negative. chose an illegal card in game \d: card -1"):
-        evaluate(Negative(), "random", games=2, seed=0, progress=False, engine="fast")
+        evaluate(Negative(), "random", games=2, seed=0, progress=False)
+
+    class CheatWithMemory(LowestCard):  # a per-row side
+        name = "cheat-with-memory"
+
+        def act(self, observation, action_mask):
+            return int(np.flatnonzero(action_mask == 0)[0])
+
+    with pytest.raises(ValueError, match="agent 'cheat-with-memory' chose an illegal card"):
+        evaluate(CheatWithMemory(), "random", games=2, seed=0, progress=False, regret=False)
 
 
-def test_a_scripted_agent_with_memory_is_not_played_interleaved():
+def test_a_scripted_agent_with_memory_plays_one_copy_per_game():
     from agents.standard import StandardAgent
 
     class Remembers(StandardAgent):
+        """Fails if it sees two games at once: within a game its score never goes down."""
+
+        def reset(self):
+            self.score = 0
+
         def observe(self, view):
-            self.seen = view
+            assert view.own_score >= self.score, "observations of two games reached one copy"
+            self.score = view.own_score
 
     class SaysStateless(Remembers):
         stateless = True  # an explicit declaration wins
 
     assert StandardAgent.stateless and not Remembers.stateless and SaysStateless.stateless
-    assert evaluate(Remembers(), "random", games=2, seed=0, progress=False,
-                    regret=False).engine == "game"
+    evaluate(Remembers(), "random", games=6, seed=0, progress=False, regret=False)
+    with pytest.raises(AssertionError, match="two games reached one copy"):
+        # declared stateless, one object serves every row: the check sees the games mixed
+        evaluate(SaysStateless(), "random", games=6, seed=0, progress=False, regret=False)
 
 
 def test_random_act_batch_draws_legal_cards_uniformly():

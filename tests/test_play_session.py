@@ -208,11 +208,17 @@ def test_terminal_game_to_the_end(tmp_path):
     assert "points per deal" in text and session.view()["result"] in text
 
 
-def test_evaluate_record_replays_both_engines(tmp_path):
-    for engine in ("fast", "game"):
-        report = evaluate("greedy", "random", games=6, seed=2, engine=engine, progress=False,
-                          regret=False, record_games=True)
-        path = tmp_path / f"{engine}.jsonl"
+def test_evaluate_record_replays_batch_and_per_row_sides(tmp_path):
+    from agents.greedy import GreedyAgent
+
+    class GreedyWithMemory(GreedyAgent):  # not declared stateless: one copy per game
+        stateless = False
+        name = "greedy"
+
+    for kind, agent in (("batch", "greedy"), ("per-row", GreedyWithMemory())):
+        report = evaluate(agent, "random", games=6, seed=2, progress=False, regret=False,
+                          record_games=True)
+        path = tmp_path / f"{kind}.jsonl"
         write_records(path, report.records)
         records = read_records(path)
         assert len(records) == 6
@@ -258,7 +264,7 @@ def test_cli_replay_play_and_evaluate_record(tmp_path):
     runner = CliRunner()
     path = tmp_path / "games.jsonl"
     result = runner.invoke(app, ["evaluate", "--agent", "greedy", "--opponent", "random",
-                                 "--games", "2", "--engine", "game", "--record", str(path)])
+                                 "--games", "2", "--record", str(path)])
     assert result.exit_code == 0, result.output
     assert len(read_records(path)) == 2
     result = runner.invoke(app, ["replay", str(path), "--game", "1"])

@@ -135,14 +135,23 @@ def test_a_sweep_space_is_checked_against_the_config_schema(tmp_path):
 
 # -- on a local Ray with 2 CPUs --
 
+def _quick_expert():
+    from agents.expert import ExpertAgent
+
+    return ExpertAgent(sims=4, discard_sims=4)
+
+
 @needs_ray
 @pytest.mark.slow  # starts a local Ray (10-30 s each on 2 busy cores)
-def test_a_ray_evaluation_gives_the_local_report(local_ray):
-    # champion (a checkpoint, shipped through the object store) vs standard, three blocks
-    local = evaluate("champion", "standard", games=40, seed=7, progress=False)
+@pytest.mark.parametrize("make_agent", [lambda: "champion", _quick_expert],
+                         ids=["checkpoint", "per-row-expert"])
+def test_a_ray_evaluation_gives_the_local_report(local_ray, make_agent):
+    # champion (a checkpoint, shipped through the object store) or an expert (memory: one copy
+    # per game) vs standard, three blocks
+    local = evaluate(make_agent(), "standard", games=40, seed=7, progress=False)
     pool = RayPool("local", num_cpus=2)
     try:
-        on_ray = evaluate("champion", "standard", games=40, seed=7, progress=False, pool=pool)
+        on_ray = evaluate(make_agent(), "standard", games=40, seed=7, progress=False, pool=pool)
         assert pool.workers == 2
     finally:
         pool.shutdown()

@@ -1,9 +1,11 @@
-"""Training opponents for the fast engine: every member acts on many games with one call.
+"""Training opponents for the fast engine: the members of the vector env's mixture.
 
 ``batch_mixture(specs, ...)`` turns the config's ``opponents`` into the ``[(member, weight), ...]``
-mixture that ``crib_env.vector.CribbageVectorEnv`` takes. Each member has ``act_batch``: the
-scripted levels' compiled forms (``random``, ``greedy``, ``standard``), a checkpoint's single
-forward pass (``champion``, a path), or ``self``. The vector env draws a member per row per episode.
+mixture that ``crib_env.vector.CribbageVectorEnv`` takes. A member acts on many games with one
+call where it can (``act_batch``: the scripted levels' compiled forms ``random``, ``greedy``,
+``standard``, a checkpoint's single forward pass ``champion`` or a path, or ``self``); one that keeps
+memory between moves (the expert) plays one copy per game row (``training.per_row.PerRowAgent``),
+deciding as it does in a game of its own. The vector env draws a member per row per episode.
 
 ``self`` is split into ``pool_size`` equally weighted slots: slot ``j`` plays the ``j``-th newest
 snapshot of the pool (cycling when the pool holds fewer) and the fallback while the pool is empty.
@@ -24,7 +26,11 @@ from agents.learned import LearnedAgent, load_learned_agent
 from agents.registry import make_agent
 
 from .config import SELF, STATEFUL_OPPONENTS
+from .per_row import PerRowAgent, is_stateless
 from .selfplay import pool_snapshots
+
+#: row ``b`` of a per-row member with seed ``s`` starts from ``s * ROW_SEED_STRIDE + b``
+ROW_SEED_STRIDE = 1 << 16
 
 
 class SelfPlaySlots:
@@ -62,13 +68,12 @@ class SelfSlot:
 
 
 def batch_member(spec: str, seed: int) -> Any:
-    """A scripted level or checkpoint that acts in batch (refuses one that keeps memory)."""
-    if spec in STATEFUL_OPPONENTS:
-        raise ValueError(f"opponent {spec!r} keeps memory between moves and cannot act in batch; "
-                         f"use train.engine: python for it")
+    """The mixture member for the scripted level or checkpoint ``spec``: the agent itself where it
+    acts from the observation alone, else one copy of it per row."""
     agent = make_agent(spec, seed=seed)
-    if not hasattr(agent, "act_batch"):
-        raise ValueError(f"opponent {spec!r} has no batch form; use train.engine: python for it")
+    if spec in STATEFUL_OPPONENTS or not is_stateless(agent):
+        # the vector env reseeds every row's copy at its reset; these seeds serve until then
+        return PerRowAgent(agent, lambda row: seed * ROW_SEED_STRIDE + row)
     return agent
 
 
@@ -82,7 +87,11 @@ def batch_mixture(specs: Sequence[tuple[str, float]], pool_dir: Path | None, poo
         if spec == SELF:
             if pool_dir is None:
                 raise ValueError("opponent 'self' needs a pool folder")
-            slots = SelfPlaySlots(pool_dir, pool_size, batch_member(fallback, member_seed))
+            stand_in = batch_member(fallback, member_seed)
+            if isinstance(stand_in, PerRowAgent):
+                raise ValueError(f"selfplay.fallback: {fallback!r} keeps memory between moves; a "
+                                 f"self-play slot plays its rows in one batch")
+            slots = SelfPlaySlots(pool_dir, pool_size, stand_in)
             slots.refresh()
             for j in range(pool_size):
                 members.append((slots.slot(j), weight / pool_size))

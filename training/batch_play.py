@@ -3,21 +3,23 @@
 ``play_games(agent, opponent, plans)`` plays every game of ``plans`` (``eval_plans.GamePlan``) at once:
 row ``b`` of one ``crib_env.fast`` state array is game ``b``. On each turn one compiled call encodes
 the observation of the player to move in every row, and each side acts on all of its rows in one
-call (``act_rows``: ``act_batch`` where the agent has it, e.g. one network forward pass for all
-rows, else ``act`` row by row). The rules, the observation vector and the mask are those of the
-plain engine (``tests/test_fast_differential.py``); only the random deals come from each row's own
-stream, so a game here and a game through ``Game`` with the same plan are different games.
+call (``act_rows``). The rules, the observation vector and the mask are those of the plain engine
+(``tests/test_fast_differential.py``); scripted deals are dealt as scripted, and any deal past them
+comes from each row's own stream, so past its scripted deals a game here and a game through
+``Game`` with the same plan go different ways.
 
-Only agents without per-game memory can play this way (``is_stateless``: an agent declares
-``stateless = True`` when its action depends on the observation and its random stream alone):
-games are interleaved, so an agent that remembers earlier observations would mix them up. Each
-game comes back as a plain ``Game`` in its final state whose ``records`` hold every deal, which is
-what ``eval_report.game_result`` reads.
+A side is either an agent without per-game memory (``per_row.is_stateless``: it acts on all its
+rows with ``act_batch`` where it has one, else ``act`` row by row, one object for all games) or a
+``per_row.PerRowAgent``: one copy of an agent that remembers per row, fed that row's observations
+in order, so it decides as it would playing the game alone. Each game comes back as a plain
+``Game`` in its final state whose ``records`` hold every deal, which is what
+``eval_report.game_result`` reads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,15 +30,19 @@ from crib_env.game import DEFAULT_TARGET, DealRecord, Game, ScriptedDeal
 from crib_env.observation import OBS_SIZE
 
 from .eval_plans import GamePlan
+from .per_row import PerRowAgent, is_stateless
+
+#: a side's time choosing cards in one game: [seconds, decisions]
+SideClock = list[float]
 
 
-def is_stateless(agent: Any) -> bool:
-    """True if ``agent`` declares that it keeps no memory between decisions."""
-    return bool(getattr(agent, "stateless", False))
-
-
-def act_rows(agent: Any, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """One card per row: ``agent.act_batch`` if it has one, else ``agent.act`` on each row."""
+def act_rows(agent: Any, rows: np.ndarray, observations: np.ndarray,
+             masks: np.ndarray) -> np.ndarray:
+    """One card for each of ``rows`` (game rows; ``observations[i]`` and ``masks[i]`` are row
+    ``rows[i]``'s): a ``PerRowAgent``'s copies one by one, else ``agent.act_batch`` if it has one,
+    else ``agent.act`` on each row."""
+    if isinstance(agent, PerRowAgent):
+        return agent.act_rows(rows, observations, masks)
     batch = getattr(agent, "act_batch", None)
     if batch is not None:
         return np.asarray(batch(observations, masks), dtype=np.int64)
@@ -50,19 +56,35 @@ def _start_scripted_deal(S: np.ndarray, b: int, deal: ScriptedDeal) -> None:
 
 def play_games(agent: Any, opponent: Any, plans: Sequence[GamePlan],
                target: int = DEFAULT_TARGET,
-               trace: list[list[int]] | None = None) -> list[Game]:
-    """Play the games of ``plans`` together (see the module docstring); both agents must be
-    stateless. Returns the finished games in plan order. An illegal card raises ``ValueError``
-    naming the side and the game. ``trace``, if given, is filled with one list per plan: every
-    card played or discarded in that game, in order (what ``training.record`` replays; the
-    returned games keep no log)."""
+               trace: list[list[int]] | None = None,
+               clock: list[list[SideClock]] | None = None,
+               on_game: Callable[[int], None] | None = None) -> list[Game]:
+    """Play the games of ``plans`` together (see the module docstring); each side is stateless or
+    a ``PerRowAgent``. Returns the finished games in plan order. An illegal card raises
+    ``ValueError`` naming the side and the game. ``trace``, if given, is filled with one list per
+    plan: every card played or discarded in that game, in order (what ``training.record``
+    replays; the returned games keep no log). ``clock``, if given, is filled with one
+    ``[agent [seconds, decisions], opponent [seconds, decisions]]`` per plan: a per-row side's
+    calls are timed one by one, a batch call's time is shared equally by its rows. ``on_game(1)``
+    is told as each game ends (a progress bar)."""
     for side, player in (("agent", agent), ("opponent", opponent)):
-        if not is_stateless(player):
+        if not (isinstance(player, PerRowAgent) or is_stateless(player)):
             raise ValueError(f"{side} {getattr(player, 'name', player)!r} keeps memory between "
-                             f"decisions (stateless is not True), so it cannot play games "
-                             f"interleaved on the compiled core")
+                             f"decisions (stateless is not True): play it as a "
+                             f"training.per_row.PerRowAgent, one copy per game")
+    if isinstance(agent, PerRowAgent) and agent is opponent:
+        raise ValueError("one PerRowAgent cannot play both sides: each row's copy would play "
+                         "both seats of its game")
+    per_row_clocks = []
     for player in {id(agent): agent, id(opponent): opponent}.values():
-        player.reset()
+        if isinstance(player, PerRowAgent):
+            player.reset_rows(range(len(plans)))
+            player.clock = {} if clock is not None else None
+            per_row_clocks.append(player)
+        else:
+            player.reset()
+    if clock is not None:
+        clock[:] = [[[0.0, 0], [0.0, 0]] for _ in plans]
     n = len(plans)
     S = fast.new_state(n)
     for b, plan in enumerate(plans):
@@ -89,6 +111,8 @@ def play_games(agent: Any, opponent: Any, plans: Sequence[GamePlan],
                 game = fast.to_game(S, b)
                 game.records = records[b]
                 games[b] = game
+                if on_game is not None:
+                    on_game(1)
                 continue
             number = len(records[b])
             if number < len(plans[b].deals):
@@ -104,9 +128,16 @@ def play_games(agent: Any, opponent: Any, plans: Sequence[GamePlan],
         fast.encode_batch(S, movers, observations)
         actions.fill(-1)
         agent_turn = movers[live] == agent_seats[live]
-        for player, rows in ((agent, live[agent_turn]), (opponent, live[~agent_turn])):
-            if rows.size:
-                actions[rows] = act_rows(player, observations[rows], masks[rows])
+        for who, player, rows in ((0, agent, live[agent_turn]), (1, opponent, live[~agent_turn])):
+            if not rows.size:
+                continue
+            started = time.perf_counter()
+            actions[rows] = act_rows(player, rows, observations[rows], masks[rows])
+            if clock is not None and not isinstance(player, PerRowAgent):
+                share = (time.perf_counter() - started) / rows.size
+                for b in rows.tolist():
+                    clock[b][who][0] += share
+                    clock[b][who][1] += 1
         # step_batch reads a negative action as "no move in this row": in a live row it is an
         # illegal card (cards past 51 step_batch reports itself)
         negative = live[actions[live] < 0]
@@ -123,4 +154,10 @@ def play_games(agent: Any, opponent: Any, plans: Sequence[GamePlan],
             raise ValueError(f"{side} {getattr(player, 'name', type(player).__name__)!r} chose an "
                              f"illegal card in game {plans[b].index}: card {int(actions[b])} is "
                              f"not legal for the player to move")
+    if clock is not None:
+        for player in per_row_clocks:
+            who = 0 if player is agent else 1
+            for b, (seconds, decisions) in player.clock.items():
+                clock[b][who] = [seconds, decisions]
+            player.clock = None
     return games  # type: ignore[return-value]  # every row has finished

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 SCRIPTED_OPPONENTS = ("random", "greedy", "standard", "expert")
-STATEFUL_OPPONENTS = ("expert",)  # remember earlier moves: one object per game
+STATEFUL_OPPONENTS = ("expert",)  # remember earlier moves: one copy per game
 SELF = "self"  # the self-play pool of frozen earlier checkpoints of this run
 SEED_MAX = 2**32 - 1  # np.random.seed takes 0 .. 2**32 - 1
 
@@ -298,15 +298,12 @@ class RunConfig(_Section):
         if self.algo == "ppo" and self.ppo.batch_size > rollout:
             raise ValueError(f"ppo.batch_size: got {self.ppo.batch_size}; allowed: at most "
                              f"ppo.n_steps * train.n_envs = {rollout}")
-        if self.train.engine == "fast":
-            for o in self.opponents:
-                if o.agent in STATEFUL_OPPONENTS:
-                    raise ValueError(f"opponents: {o.agent!r} keeps memory between moves and "
-                                     f"cannot act for many games in one batch; use "
-                                     f"train.engine: python for it")
-            if self.selfplay.fallback in STATEFUL_OPPONENTS:
-                raise ValueError(f"selfplay.fallback: {self.selfplay.fallback!r} cannot act in "
-                                 f"batch; use train.engine: python for it")
+        # an opponent that keeps memory plays one copy per row on the fast engine
+        # (training.batch_opponents); a self-play slot's stand-in acts for its rows in one batch
+        if self.train.engine == "fast" and self.selfplay.fallback in STATEFUL_OPPONENTS:
+            raise ValueError(f"selfplay.fallback: {self.selfplay.fallback!r} keeps memory "
+                             f"between moves and cannot act for a slot's rows in one batch; "
+                             f"use a scripted level without memory or a checkpoint")
         if self.env.reward == "winprob" and (self.env.episode != "game"
                                              or self.env.target_score != 121):
             raise ValueError("env.reward: winprob needs env.episode: game and env.target_score: 121 "

@@ -1,24 +1,25 @@
-"""Running an evaluation's games: the agents of each block, the two engines, and the workers.
+"""Running an evaluation's games: the agents of each block, the compiled core, and the workers.
 
 Games run in fixed blocks of ``BLOCK_GAMES`` games (``Block``). Each block builds its own agents,
-seeded from ``(seed, side, block)``, and resets them before every game; workers only decide which
-process plays which block, so the same seed gives the same games for any ``workers`` (and on Ray:
-``training.ray_backend.RayPool`` runs the same blocks as Ray tasks). Agent *objects* (rather than
-spec strings) are deep-copied per block, and a ``rng`` attribute holding a numpy ``Generator`` or
-``random.Random`` is reseeded the same way; with ``workers > 1`` they must be picklable.
+seeded from ``(seed, side, block)``; workers only decide which process plays which block, so the
+same seed gives the same games for any ``workers`` (and on Ray: ``training.ray_backend.RayPool``
+runs the same blocks as Ray tasks). Agent *objects* (rather than spec strings) are deep-copied per
+block, and a ``rng`` attribute holding a numpy ``Generator`` or ``random.Random`` is reseeded the
+same way (``per_row.copy_with_seed``); with ``workers > 1`` they must be picklable.
 
-Two engines play a block: ``"fast"`` plays its games together on the compiled core
-(``training.batch_play``: one encode call per turn for all of them, one ``act_batch`` per side;
-both agents must be stateless), ``"game"`` one at a time through ``crib_env.game.Game`` +
-``observation.encode`` (``play_game``).
+A block's games are played together on the compiled core (``training.batch_play``: one encode
+call per turn for all of them, one call per side). A side that keeps memory between decisions
+(``per_row.is_stateless`` false: the expert, ``champion-search``) plays as a
+``per_row.PerRowAgent``: one copy per game, seeded from ``(seed, side, "game", game index)``, so
+its games do not depend on the blocks either; its time per decision is measured (a report's
+``ms_per_decision``), as is the other side's. ``play_game`` plays one game through
+``crib_env.game.Game`` (teachers' recordings, ``training.distill``; tests against the core).
 """
 
 from __future__ import annotations
 
-import copy
 import multiprocessing
 import os
-import random
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -27,8 +28,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from agents.base import Agent
 from crib_env.game import DEFAULT_TARGET, Game
 from crib_env.observation import encode
@@ -36,8 +35,8 @@ from crib_env.observation import encode
 from .batch_play import play_games
 from .eval_plans import SIDES, GamePlan, derive_seed, game_plan
 from .eval_report import GameResult, exact_regret_fn, game_result
+from .per_row import PerRowAgent, copy_with_seed, is_stateless
 
-ENGINES = ("auto", "fast", "game")
 BLOCK_GAMES = 20  # games per unit of work (even, so duplicate pairs never straddle two blocks)
 
 AgentRef = str | Agent
@@ -104,13 +103,7 @@ def build_agent(spec: str, seed: int | None = None) -> Agent:
 def _instantiate(ref: AgentRef, seed: int) -> Agent:
     if isinstance(ref, str):
         return build_agent(ref, seed=seed)
-    agent = copy.deepcopy(ref)
-    rng = getattr(agent, "rng", None)
-    if isinstance(rng, np.random.Generator):
-        agent.rng = np.random.default_rng(seed)
-    elif isinstance(rng, random.Random):
-        agent.rng = random.Random(seed)
-    return agent
+    return copy_with_seed(ref, seed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,8 +120,15 @@ class Block:
     duplicate: bool
     target: int
     regret: bool
-    engine: str
     record: bool = False
+
+
+def _side_player(ref: AgentRef, block: Block, side: str, plans: Sequence[GamePlan]) -> Any:
+    """The block's player for ``side``: one object for a stateless agent, else a copy per game."""
+    agent = _instantiate(ref, derive_seed(block.seed, side, block.number))
+    if is_stateless(agent):
+        return agent
+    return PerRowAgent(agent, lambda b: derive_seed(block.seed, side, "game", plans[b].index))
 
 
 def _game_record(game: Game, plan: GamePlan, block: Block,
@@ -139,37 +139,31 @@ def _game_record(game: Game, plan: GamePlan, block: Block,
     names[plan.agent_seat] = agent_name(block.agent)
     return game_record(game, names, plan.first_dealer, actions,
                        evaluation={"index": plan.index, "seed": block.seed,
-                                   "agent_seat": plan.agent_seat, "engine": block.engine})
+                                   "agent_seat": plan.agent_seat})
 
 
 def run_block(block: Block, on_game: Callable[[int], None] | None = None) -> list[GameResult]:
-    """Play ``block``'s games on its engine; ``on_game(n)`` is told as games finish."""
-    agent = _instantiate(block.agent, derive_seed(block.seed, "agent", block.number))
-    opponent = _instantiate(block.opponent, derive_seed(block.seed, "opponent", block.number))
-    regret_fn = exact_regret_fn() if block.regret else None
+    """Play ``block``'s games together on the compiled core; ``on_game(n)`` is told as games
+    finish."""
     plans = [game_plan(block.seed, index, block.duplicate)
              for index in range(block.start, block.stop)]
-    if block.engine == "fast":  # the block's games together on the compiled core
-        trace: list[list[int]] | None = [] if block.record else None
-        games = play_games(agent, opponent, plans, block.target, trace=trace)
-        if on_game is not None:
-            on_game(len(games))
-        results = [game_result(game, plan, regret_fn)
-                   for game, plan in zip(games, plans, strict=True)]
-        if trace is not None:  # the compiled core keeps no log: the record replays the moves
-            for result, game, plan, actions in zip(results, games, plans, trace, strict=True):
-                result.record = _game_record(game, plan, block, actions)
-        return results
-    results = []
-    for plan in plans:
-        clock = [[0.0, 0], [0.0, 0]]
-        game = play_game(agent, opponent, plan, block.target, clock)
-        results.append(game_result(game, plan, regret_fn))
-        results[-1].decision_time = clock
-        if block.record:
-            results[-1].record = _game_record(game, plan, block)
-        if on_game is not None:
-            on_game(1)
+    agent = _side_player(block.agent, block, "agent", plans)
+    opponent = _side_player(block.opponent, block, "opponent", plans)
+    regret_fn = exact_regret_fn() if block.regret else None
+    trace: list[list[int]] | None = [] if block.record else None
+    # timed where a side decides one game at a time (a search: what its cost per decision is);
+    # with batch sides alone a decision's time is a share of one call, so none is reported
+    timed = any(isinstance(p, PerRowAgent) for p in (agent, opponent))
+    clock: list[list[list[float]]] | None = [] if timed else None
+    games = play_games(agent, opponent, plans, block.target, trace=trace, clock=clock,
+                       on_game=on_game)
+    results = [game_result(game, plan, regret_fn) for game, plan in zip(games, plans, strict=True)]
+    if clock is not None:
+        for result, game_clock in zip(results, clock, strict=True):
+            result.decision_time = game_clock
+    if trace is not None:  # the compiled core keeps no log: the record replays the moves
+        for result, game, plan, actions in zip(results, games, plans, trace, strict=True):
+            result.record = _game_record(game, plan, block, actions)
     return results
 
 

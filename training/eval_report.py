@@ -58,8 +58,8 @@ class GameResult:
     #: the agent's win probability added (``deal_win_probability``), by ``WINPROB_FIELDS``; None
     #: without the win-odds table
     winprob: list[float] | None = None
-    #: [[seconds, decisions] of the agent, of the opponent] choosing cards (the plain engine
-    #: times each decision; the compiled core's interleaved games do not: None)
+    #: [[seconds, decisions] of the agent, of the opponent] choosing cards; None where both
+    #: sides act in batch (``eval_play.run_block``)
     decision_time: list[list[float]] | None = None
 
     @property
@@ -238,12 +238,11 @@ class EvaluationReport:
     #: "discard" (the shows, per card discarded) and "play" (the plays, per card laid); None
     #: without the win-odds table
     winprob_per_decision: dict[str, float] | None = None
-    engine: str = "game"  # "fast" (compiled core, games interleaved) or "game" (plain engine)
     seconds: float = 0.0
     games_per_second: float = 0.0
     workers: int = 1
     #: mean milliseconds per decision {"agent", "opponent"}, each side timed in the same games;
-    #: None where the games were interleaved on the compiled core
+    #: None where both sides act in batch (a decision's time is then a share of one call)
     ms_per_decision: dict[str, float] | None = None
     margins: list[int] = field(default_factory=list, repr=False)  # per game, in index order
     #: per game, in index order, when ``evaluate(record_games=True)`` (``training.record``)
@@ -266,7 +265,6 @@ class EvaluationReport:
             "seed": self.seed,
             "duplicate": self.duplicate,
             "target": self.target,
-            "engine": self.engine,
             "mean_score": _r(self.mean_score),
             "mean_opponent_score": _r(self.mean_opponent_score),
             "skunks_given": self.skunks_given,

@@ -10,14 +10,15 @@ This module checks the arguments and composes three parts, each with one job:
 
 * ``training.eval_plans``: who plays whom: each game's engine seed, seats, first dealer and (in
   duplicate mode) scripted deals, all a function of ``seed`` and the game index;
-* ``training.eval_play``: running the games in blocks, on the compiled core (stateless agents,
-  ``training.batch_play``) or through ``crib_env.game.Game``, in this process, a process pool or
-  on Ray (``training.ray_backend``);
+* ``training.eval_play``: running the games in blocks on the compiled core
+  (``training.batch_play``; an agent that keeps memory plays one copy per game,
+  ``training.per_row``), in this process, a process pool or on Ray (``training.ray_backend``);
 * ``training.eval_report``: one game's figures and the report (its JSON is ``to_dict``).
 
 The rich tables and ``crib evaluate`` itself are the command line's (``crib_cli.evaluate``).
-Every figure in the report except ``seconds``, ``games_per_second`` and ``workers`` is
-reproducible (``VOLATILE_KEYS``): the same seed gives the same report for any ``workers``.
+Every figure in the report except the timing (``VOLATILE_KEYS``: ``seconds``,
+``games_per_second``, ``workers``, ``ms_per_decision``) is reproducible: the same seed gives the
+same report for any ``workers``, locally or on Ray.
 """
 
 from __future__ import annotations
@@ -28,11 +29,9 @@ from concurrent.futures import Executor
 
 from crib_env.game import DEFAULT_TARGET
 
-from .batch_play import is_stateless
-from .eval_plans import SCRIPTED_DEALS, SIDES, GamePlan, derive_seed, draw_deals, game_plan
+from .eval_plans import SCRIPTED_DEALS, GamePlan, derive_seed, draw_deals, game_plan
 from .eval_play import (
     BLOCK_GAMES,
-    ENGINES,
     AgentRef,
     Block,
     agent_name,
@@ -65,7 +64,6 @@ def evaluate(
     target: int = DEFAULT_TARGET,
     regret: bool = True,
     pool: Executor | None = None,
-    engine: str = "auto",
     record_games: bool = False,
 ) -> EvaluationReport:
     """Play ``games`` games of ``agent`` against ``opponent`` and report from the agent's side.
@@ -75,10 +73,9 @@ def evaluate(
     blocks of games over processes (or over ``pool`` if given, e.g. one pool for a whole
     tournament); the report is the same for any ``workers``. ``regret`` computes discard regret
     with the exact analyzer (costs time per deal). ``progress`` shows a progress bar on stderr.
-    ``engine``: ``"fast"`` plays each block's games together on the compiled core
-    (``training.batch_play``; both agents must be stateless), ``"game"`` one at a time through
-    ``crib_env.game.Game``, ``"auto"`` (default) the first where it can. The two engines deal
-    different random cards, so each gives its own (reproducible) report; it is named in the report.
+    The games of a block are played together on the compiled core; an agent that keeps memory
+    between decisions (the expert, ``champion-search``) plays one copy per game, so it decides as
+    it would playing each game alone.
     ``record_games`` keeps every game as a ``training.record`` record in ``report.records``
     (off: no cost to the games).
     Raises ``ValueError`` naming the problem for bad counts and unknown or unreadable agents.
@@ -92,24 +89,14 @@ def evaluate(
                          f"seats swapped), got {games}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"seed must be a whole number, got {seed!r}")
-    stateless = []
     for ref in (agent, opponent):
         if isinstance(ref, str):
-            ref = build_agent(ref, seed=0)  # fail here, with a clear message, not in a worker
+            build_agent(ref, seed=0)  # fail here, with a clear message, not in a worker
         elif not callable(getattr(ref, "act", None)) or not callable(getattr(ref, "reset", None)):
             raise ValueError(f"agent must be a spec string or have act() and reset(), got {ref!r}")
-        stateless.append(is_stateless(ref))
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}; got {engine!r}")
-    if engine == "fast" and not all(stateless):
-        side = SIDES[stateless.index(False)]
-        raise ValueError(f"engine 'fast' interleaves games, so both agents must be stateless; the "
-                         f"{side} keeps memory between decisions (use engine 'game' or 'auto')")
-    if engine == "auto":
-        engine = "fast" if all(stateless) else "game"
 
     blocks = [Block(b, start, min(start + BLOCK_GAMES, games), agent, opponent, seed, duplicate,
-                    target, regret, engine, record_games)
+                    target, regret, record_games)
               for b, start in enumerate(range(0, games, BLOCK_GAMES))]
     from tqdm.auto import tqdm
 
@@ -121,7 +108,6 @@ def evaluate(
 
     report = summarize(results, agent_name(agent), agent_name(opponent), seed, duplicate,
                        target, regret)
-    report.engine = engine
     report.seconds = seconds
     report.games_per_second = games / seconds if seconds > 0 else math.inf
     report.workers = workers
@@ -130,7 +116,7 @@ def evaluate(
     return report
 
 
-__all__ = ["BLOCK_GAMES", "ENGINES", "SCRIPTED_DEALS", "VOLATILE_KEYS", "EvaluationReport",
+__all__ = ["BLOCK_GAMES", "SCRIPTED_DEALS", "VOLATILE_KEYS", "EvaluationReport",
            "GamePlan", "GameResult", "build_agent", "deal_win_probability", "derive_seed",
            "draw_deals", "evaluate", "exact_regret_fn", "game_plan", "game_result", "play_game",
            "process_pool", "summarize"]
