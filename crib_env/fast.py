@@ -102,6 +102,23 @@ from .core.convert import (
     load_game,
     to_game,
 )
+from .core.engine import (
+    apply_action,
+    cut_for_deal,
+    init_game,
+    init_games,
+    legal_bits,
+    legal_masks,
+    next_deal,
+    playout_random,
+    random_action,
+    random_actions,
+    random_deal,
+    random_games,
+    set_deal,
+    step_batch,
+    step_game,
+)
 from .core.layout import (
     COLUMNS,
     COMPLETED,
@@ -152,26 +169,8 @@ from .core.rng import (
     rand_below,
     seed_row,
 )
-from .core.rules import (
-    apply_action,
-    cut_for_deal,
-    init_game,
-    init_games,
-    legal_bits,
-    legal_masks,
-    next_deal,
-    playout_random,
-    random_action,
-    random_actions,
-    random_deal,
-    random_games,
-    set_deal,
-    step_batch,
-    step_game,
-)
 from .core.score_kernels import (
     five_rank_points,
-    last_card_points,
     peg_points,
     points_without_starter,
     sequence_points,
@@ -180,6 +179,7 @@ from .core.score_kernels import (
     show_points_batch,
     show_points_over,
 )
+from .rule_kernels import last_card_points
 
 __all__ = [
     "HAND", "DISC", "PLAYED", "NDISC", "NHAND", "SCORE", "PREV", "SAID_GO", "SEQ", "SEQ_LEN",

@@ -38,17 +38,9 @@ from .cards import (
 )
 from .rules import (
     COUNT_LIMIT,
-    FIFTEEN_COUNT,
-    FIFTEEN_POINTS,
-    FIVE_CARD_FLUSH_POINTS,
-    GO_POINTS,
-    HAND_FLUSH_POINTS,
-    LAST_CARD_POINTS,
     MAX_HAND_SCORE,
     MAX_SET,
     MIN_RUN,
-    NOBS_POINTS,
-    THIRTY_ONE_POINTS,
     count_of,
     fifteen_points,
     flush_points,
@@ -75,10 +67,8 @@ EVENT_KINDS = (FIFTEEN, PAIR, PAIR_ROYAL, DOUBLE_PAIR_ROYAL, RUN, FLUSH, NOBS, H
 
 #: the event kind of a same-rank set of n cards, in the show and in the play
 SET_KIND = {2: PAIR, 3: PAIR_ROYAL, 4: DOUBLE_PAIR_ROYAL}
-#: ``rules.set_points`` by set size, for the compiled core's table
+#: ``rules.set_points`` by set size
 SET_POINTS = {n: set_points(n) for n in SET_KIND}
-#: ``rules.COUNT_LIMIT`` under the name the compiled core (crib_env.fast) imports it by
-MAX_COUNT = COUNT_LIMIT
 
 __all__ = [
     "EVENT_KINDS", "FIFTEEN", "PAIR", "PAIR_ROYAL", "DOUBLE_PAIR_ROYAL", "RUN", "FLUSH", "NOBS",
@@ -86,10 +76,6 @@ __all__ = [
     "RANK_POINTS", "FOUR_RANK_POINTS", "score_hand", "score_without_starter", "hand_events",
     "hand_events_of", "score_hands", "all_hands_with_starters", "show_score_distribution",
     "play_events", "play_events_of", "score_play", "play_points_of",
-    # The rules' own constants, re-exported for the compiled core (crib_env.fast) until it
-    # imports them from crib_env.rules.
-    "MAX_COUNT", "FIFTEEN_COUNT", "FIFTEEN_POINTS", "FIVE_CARD_FLUSH_POINTS", "GO_POINTS",
-    "HAND_FLUSH_POINTS", "LAST_CARD_POINTS", "NOBS_POINTS", "THIRTY_ONE_POINTS", "MAX_HAND_SCORE",
 ]
 
 

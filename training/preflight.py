@@ -9,7 +9,7 @@ from typing import Any
 
 from agents.checkpoint import check_resume
 
-from .config import SELF, STATEFUL_OPPONENTS, RunConfig
+from .config import SELF, RunConfig
 from .recovery import recover_run
 
 
@@ -26,17 +26,12 @@ def check_named_agents(cfg: RunConfig) -> None:
     named += [(f"eval.opponents[{i}]", name) for i, name in enumerate(cfg.eval.opponents)]
     if cfg.algo == "distill":
         named.append(("distill.teacher", cfg.distill.teacher))
-    batch = cfg.train.engine == "fast"
     for field, spec in named:
         try:
-            agent = make_agent(spec, seed=0)
+            make_agent(spec, seed=0)
         except Exception as err:  # a bad checkpoint raises many types; all are this field's fault
             detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             raise ValueError(f"{field}: {detail}") from err
-        if batch and not field.startswith("eval.") and (
-                spec in STATEFUL_OPPONENTS or not hasattr(agent, "act_batch")):
-            raise ValueError(f"{field}: {spec!r} cannot act for many games in one batch; use "
-                             f"train.engine: python for it")
 
 
 def resume_point(run_dir: Path, arch: str, arch_kwargs: dict[str, Any]) -> int | None:

@@ -7,6 +7,7 @@ import numpy as np
 from ..cards import N_CARDS
 from ..game import DEFAULT_TARGET, IllegalActionError
 from ..observation import OBS_SIZE
+from .engine import init_games, legal_masks, random_actions, step_batch
 from .layout import (
     COLUMNS,
     ERR_DEAL_OVER,
@@ -19,7 +20,6 @@ from .layout import (
     new_state,
 )
 from .observe import encode_batch
-from .rules import init_games, legal_masks, random_actions, step_batch
 
 _ERRORS = {ERR_OVER: "the game is over", ERR_DEAL_OVER: "the deal is over: call next_deal()",
            ERR_NOT_LEGAL: "not a legal card for the player to move"}

@@ -6,20 +6,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..cards import JACK, N_CARDS, N_RANKS, RANK_ARRAY, SUIT_ARRAY
-from ..scoring import (
-    FIFTEEN_COUNT,
-    FIFTEEN_POINTS,
+from ..cards import JACK, N_CARDS, N_RANKS, N_SUITS, RANK_ARRAY, SUIT_ARRAY
+from ..rule_kernels import fifteen_points, flush_points, run_points, set_points, thirty_one_points
+from ..rules import (
     FIVE_CARD_FLUSH_POINTS,
-    FOUR_RANK_POINTS,
     HAND_FLUSH_POINTS,
-    LAST_CARD_POINTS,
-    MAX_COUNT,
+    MAX_HAND_SCORE,
+    MAX_SET,
+    MIN_RUN,
     NOBS_POINTS,
-    RANK_POINTS,
-    SET_POINTS,
-    THIRTY_ONE_POINTS,
 )
+from ..scoring import FOUR_RANK_POINTS, RANK_POINTS
 from .bits import four_cards
 from .layout import COUNT, SEQ, SEQ_LEN
 
@@ -28,18 +25,14 @@ _RANK = RANK_ARRAY.astype(np.int64)
 _SUIT = SUIT_ARRAY.astype(np.int64)
 _RANK_POINTS = RANK_POINTS.astype(np.int8)  # under 1 MB, so numba freezes it and can cache
 _FOUR_RANK_POINTS = FOUR_RANK_POINTS.astype(np.int8)
-_SET_POINTS = np.array([0, 0, SET_POINTS[2], SET_POINTS[3], SET_POINTS[4]], dtype=np.int64)
 #: bitmask of each suit's 13 cards
-_SUIT_BITS = np.array([((1 << N_RANKS) - 1) << (N_RANKS * s) for s in range(4)], dtype=np.int64)
+_SUIT_BITS = np.array([((1 << N_RANKS) - 1) << (N_RANKS * s) for s in range(N_SUITS)], dtype=np.int64)
 _JACK = JACK
-_MAX_COUNT = MAX_COUNT
-_FIFTEEN = FIFTEEN_COUNT
-_FIFTEEN_POINTS = FIFTEEN_POINTS
-_THIRTY_ONE_POINTS = THIRTY_ONE_POINTS
+_MAX_SET = MAX_SET
+_MIN_RUN = MIN_RUN
 _HAND_FLUSH = HAND_FLUSH_POINTS
 _FIVE_FLUSH = FIVE_CARD_FLUSH_POINTS
 _NOBS = NOBS_POINTS
-_LAST_CARD_POINTS = LAST_CARD_POINTS
 _N_CARDS = N_CARDS
 
 
@@ -77,11 +70,7 @@ def show_points(cards, starter, crib):
     points = five_rank_points(_RANK[c0], _RANK[c1], _RANK[c2], _RANK[c3], _RANK[starter])
     suit = _SUIT[c0]
     starter_suit = _SUIT[starter]
-    if cards & _SUIT_BITS[suit] == cards:
-        if starter_suit == suit:
-            points += _FIVE_FLUSH
-        elif not crib:
-            points += _HAND_FLUSH
+    points += flush_points(cards & _SUIT_BITS[suit] == cards, starter_suit == suit, crib)
     if cards & (np.int64(1) << (starter_suit * N_RANKS + _JACK)):
         points += _NOBS
     return points
@@ -117,9 +106,7 @@ def points_without_starter(cards):
     if b > c:
         b, c = c, b
     points = np.int64(_FOUR_RANK_POINTS[((a * N_RANKS + b) * N_RANKS + c) * N_RANKS + d])
-    if cards & _SUIT_BITS[_SUIT[c0]] == cards:
-        points += _HAND_FLUSH
-    return points
+    return points + flush_points(cards & _SUIT_BITS[_SUIT[c0]] == cards, False, False)
 
 
 @njit(cache=True)
@@ -149,7 +136,7 @@ def show_points_over(cards, rank_left, suit_left):
 @njit(cache=True)
 def show_distribution(crib):
     """Counts of each show score 0..29 over all 270,725 four-card hands x 48 starters."""
-    counts = np.zeros(30, dtype=np.int64)
+    counts = np.zeros(MAX_HAND_SCORE + 1, dtype=np.int64)
     for c0 in range(_N_CARDS):
         for c1 in range(c0 + 1, _N_CARDS):
             for c2 in range(c1 + 1, _N_CARDS):
@@ -172,13 +159,9 @@ def sequence_points(cards, start, n, count):
     end = start + n - 1
     last_rank = _RANK[cards[end]]
     tail = 1
-    while tail < n and tail < 4 and _RANK[cards[end - tail]] == last_rank:
+    while tail < n and tail < _MAX_SET and _RANK[cards[end - tail]] == last_rank:
         tail += 1
-    points = _SET_POINTS[tail]
-    if count == _FIFTEEN:
-        points += _FIFTEEN_POINTS
-    if count == _MAX_COUNT:
-        points += _THIRTY_ONE_POINTS
+    points = set_points(tail) + fifteen_points(count) + thirty_one_points(count)
     # Longest run among the last L cards: L distinct ranks spanning L consecutive values.
     best = 0
     seen = 0
@@ -191,15 +174,9 @@ def sequence_points(cards, start, n, count):
         seen |= 1 << r
         lo = min(lo, r)
         hi = max(hi, r)
-        if k >= 3 and hi - lo == k - 1:
+        if k >= _MIN_RUN and hi - lo == k - 1:
             best = k
-    return points + best
-
-
-@njit(cache=True, inline="always")
-def last_card_points(count):
-    """``scoring.last_card_points``: the point for the last card of the play, none at 31."""
-    return 0 if count == _MAX_COUNT else _LAST_CARD_POINTS
+    return points + run_points(best)
 
 
 @njit(cache=True)

@@ -1,4 +1,4 @@
-"""The rules kernels: deals, legal moves, discards, the play with its go and last card, the show,
+"""The compiled engine: deals, legal moves, discards, the play with its go and last card, the show,
 and whole random games; exactly ``crib_env.game.Game``'s rules on a state row
 (``tests/test_fast_differential`` compares them after every step).
 
@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..cards import JACK, N_CARDS, RANK_ARRAY, VALUE_ARRAY
+from ..cards import N_CARDS, RANK_ARRAY, VALUE, VALUE_ARRAY
 from ..game import DISCARDS_PER_PLAYER, HAND_SIZE
-from ..scoring import GO_POINTS, MAX_COUNT
+from ..rule_kernels import count_after, count_restarts, heels_points, last_card_points
+from ..rules import COUNT_LIMIT, GO_POINTS, fits
 from .bits import nth_card, popcount
 from .layout import (
     COMPLETED,
@@ -56,7 +57,7 @@ from .layout import (
     new_state,
 )
 from .rng import rand_below, seed_row
-from .score_kernels import last_card_points, peg_points, show_points
+from .score_kernels import peg_points, show_points
 
 # Score categories for _award.
 CAT_PEG, CAT_HAND, CAT_CRIB, CAT_HEELS = 0, 1, 2, 3
@@ -64,11 +65,9 @@ CAT_PEG, CAT_HAND, CAT_CRIB, CAT_HEELS = 0, 1, 2, 3
 # -- tables (frozen into the compiled code) ----------------------------------------------------
 _RANK = RANK_ARRAY.astype(np.int64)
 _VALUE = VALUE_ARRAY.astype(np.int64)
-#: bitmask of the cards whose counting value is <= room, for room 0..31
-_FITS = np.array([sum(1 << c for c in range(N_CARDS) if VALUE_ARRAY[c] <= room)
-                  for room in range(MAX_COUNT + 1)], dtype=np.int64)
-_JACK = JACK
-_MAX_COUNT = MAX_COUNT
+#: bitmask of the cards that may be laid at each running count 0..COUNT_LIMIT
+_FITS = np.array([sum(1 << c for c in range(N_CARDS) if fits(count, VALUE[c]))
+                  for count in range(COUNT_LIMIT + 1)], dtype=np.int64)
 _GO_POINTS = GO_POINTS
 _HAND_SIZE = HAND_SIZE
 _DISCARDS = DISCARDS_PER_PLAYER
@@ -195,7 +194,7 @@ def legal_bits(S, b):
     if phase == P_DISCARD:
         return hand
     if phase == P_PLAY:
-        return hand & _FITS[_MAX_COUNT - S[b, COUNT]]
+        return hand & _FITS[S[b, COUNT]]
     return np.int64(0)
 
 
@@ -210,7 +209,7 @@ def legal_masks(S, out):
 
 @njit(cache=True)
 def _can_play(S, b, player):
-    return S[b, HAND + player] & _FITS[_MAX_COUNT - S[b, COUNT]] != 0
+    return S[b, HAND + player] & _FITS[S[b, COUNT]] != 0
 
 
 @njit(cache=True)
@@ -260,8 +259,9 @@ def _discard(S, b, player, bit):
     S[b, STARTER] = starter
     S[b, PHASE] = P_PLAY
     S[b, TO_MOVE] = 1 - dealer  # pone leads
-    if _RANK[starter] == _JACK:
-        _award(S, b, dealer, 2, CAT_HEELS)
+    heels = heels_points(_RANK[starter])
+    if heels > 0:
+        _award(S, b, dealer, heels, CAT_HEELS)
 
 
 @njit(cache=True)
@@ -273,7 +273,7 @@ def _play(S, b, player, card, bit):
     n = S[b, SEQ_LEN]
     S[b, SEQ + n] = card
     S[b, SEQ_LEN] = n + 1
-    S[b, COUNT] += _VALUE[card]
+    S[b, COUNT] = count_after(S[b, COUNT], _VALUE[card])
     S[b, LAST_PLAYER] = player
     points = peg_points(S, b)
     if points > 0 and _award(S, b, player, points, CAT_PEG):
@@ -284,7 +284,7 @@ def _play(S, b, player, card, bit):
             return
         _show(S, b)
         return
-    if S[b, COUNT] == _MAX_COUNT:
+    if count_restarts(S[b, COUNT]):
         _restart_count(S, b, other)
         return
     if _can_play(S, b, other):
