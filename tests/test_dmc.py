@@ -167,6 +167,7 @@ def dmc_config(tmp: Path, total: int, name: str = "dmc") -> Path:
     return path
 
 
+@pytest.mark.slow  # a learning run: about 45 s on 2 cores
 def test_a_short_dmc_run_learns_to_beat_random(tmp_path):
     """Step 0 plays about as well as random; a short run must win at least 75% against it, and
     every update must have changed the greedy policy on some decisions."""
@@ -274,6 +275,7 @@ def test_the_fast_training_env_agrees_with_the_single_agent_env_on_scripted_deal
         assert (scores["player_0"], scores["player_1"]) == final[b]
 
 
+@pytest.mark.slow  # a learning run: about 30 s on 2 cores
 def test_a_short_ppo_run_on_the_fast_engine_moves_the_policy_and_beats_random(tmp_path):
     """The failure this project had: PPO whose policy never moved (KL per update about 1e-7,
     entropy flat, the evaluated checkpoint no better than its step 0). A short seeded smoke run
