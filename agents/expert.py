@@ -26,8 +26,8 @@ Reading the opponent (all from observations, never from the environment):
   rebuilt from its successive observations) and weights each sampled deal by ``miss`` for every
   play the standard tactics would not have made holding those cards. ``miss=1`` turns this off.
 
-Measured against the standard agent (BENCHMARKS.md, "Scripted agents"), each of the pegging-checked
-discards, the opponent model and the play reading adds points per game.
+Measured against the standard agent (docs/experiments/2026-11-30-scripted-agents.md), each of
+the pegging-checked discards, the opponent model and the play reading adds points per game.
 """
 
 from __future__ import annotations

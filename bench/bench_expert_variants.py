@@ -1,5 +1,5 @@
 """Expert variants against the standard agent, in duplicate mode (the design record in
-BENCHMARKS.md, "Scripted agents").
+docs/experiments/2026-11-30-scripted-agents.md).
 
     .venv/bin/python bench/bench_expert_variants.py --games 1000 --seed 5 \
         --variant '{}' --variant '{"model": false}' --variant '{"discard_sims": 0}'
