@@ -70,6 +70,7 @@ def test_a_trace_that_scores_nothing_is_refused():
         dealer_table(np.array([[1, 0], [0, 0]]), target=5)
 
 
+@pytest.mark.slow  # 2,400 standard-vs-standard deals: about 14 s
 def test_heels_is_the_first_event_of_a_deal_with_a_jack_starter():
     from agents.odds_games import traces
 
