@@ -22,8 +22,9 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import platform
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -40,6 +41,9 @@ from crib_env.fast import set_deal
 from crib_env.game import Game, Phase
 from crib_env.observation import decode, encode
 from training.eval_plans import game_plan
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_train import cpu_model  # noqa: E402
 
 
 def oracle_values(game: Game, seat: int, observation: np.ndarray, legal: np.ndarray) -> np.ndarray:
@@ -144,8 +148,7 @@ def main() -> None:
                     regrets[i].append(float(oracle.max() - oracle[np.flatnonzero(legal == card)[0]]))
             game.step(int(driver.act(obs, mask)))
         print(f"game {index + 1}/{args.games}: {len(regrets[0])} decisions", flush=True)
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                if line.startswith("model name")), platform.processor())
+    cpu = cpu_model()
     print(f"\n{cpu}, load {os.getloadavg()[0]:.2f}; {args.games} games of {args.driver} vs "
           f"{args.opponent}, seed {args.seed}; ms/act over all {calls} of the seat's decisions")
     for title, table in (("play decisions with a choice", regrets), ("throws", throw_regrets)):

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -18,6 +19,9 @@ from agents.registry import make_agent
 from crib_env.game import Game
 from crib_env.observation import encode
 from training.eval_plans import game_plan
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_train import cpu_model  # noqa: E402
 
 
 def main() -> None:
@@ -46,8 +50,7 @@ def main() -> None:
             if index > 0:  # the first game compiles and loads
                 times[args.agent if seat == plan.agent_seat else args.opponent].append(elapsed)
             game.step(int(card))
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                if line.startswith("model name")), platform.processor())
+    cpu = cpu_model()
     print(f"{cpu}, load {os.getloadavg()[0]:.2f}, {args.games - 1} games timed, one torch thread")
     print(f"{'side':<28}{'decisions':>10}{'mean ms':>10}{'p99 ms':>10}{'max ms':>10}")
     for name, values in times.items():

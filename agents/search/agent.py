@@ -36,7 +36,7 @@ from ..base import legal_cards
 from ..endgame import win_table
 from ..learned import LearnedAgent
 from ..networks import ACTION_N, network_input_batch
-from ..opponent_model import MODEL_TABLES, OpponentCards, OpponentPlays, opponent_cards
+from ..opponent_model import MODEL_TABLES, OpponentPlays, opponent_cards
 from ..rollout import play_position
 from .discard import discard_position, draw_deals, throw_values
 from .inference import new_rows, opponent_observations, play_likelihood
@@ -172,9 +172,7 @@ class ChampionSearchAgent:
         throws = np.array([pair for pair in itertools.combinations(hand, DISCARDS_PER_PLAYER)
                            if set(thrown) <= set(pair)], dtype=np.int64)
         s = self.settings
-        opponent = OpponentCards(np.array(view.unseen, dtype=np.int64),
-                                 np.ones(len(view.unseen), dtype=np.bool_), KEEP_SIZE,
-                                 np.zeros(0, dtype=np.int64))
+        opponent = opponent_cards(view)._replace(held=KEEP_SIZE)  # the four it will keep
         position = discard_position(view.own_score, view.opp_score, view.target, view.is_dealer)
         deals = draw_deals(opponent, s.discard_sims, int(self.rng.integers(2**31 - 1)), s.model,
                            not view.is_dealer, MODEL_TABLES)
