@@ -86,8 +86,10 @@ def test_two_players_statistics_page_and_the_game_in_progress(browser, tmp_path)
         page.goto("/")
         page.wait_for_selector("#resume", state="visible")
         page.click("#resume")
-        page.wait_for_selector("#game", state="visible")
-        assert page.locator("#hand .card").count() == len(unfinished.json()["hand"])
+        # The game shows before its board is drawn: wait for the hand itself.
+        hand = len(unfinished.json()["hand"])
+        page.wait_for_function(f"() => document.querySelectorAll('#hand .card').length == {hand}")
+        assert page.locator("#hand .card").count() == hand
         other.goto(url + "/")
         other.wait_for_selector("#opponent option[value=random]", state="attached")
         assert other.locator("#resume").is_hidden()
