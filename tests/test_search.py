@@ -74,24 +74,50 @@ def test_solver_matches_minimax_over_the_rules_engine(seed):
 
 def test_values_of_all_samples_together_equal_one_sample_at_a_time():
     game = _play_position(3, cards_played=1)
-    view = decode(encode(game, game.to_move))
-    from agents.rollout import play_position
-
-    position = play_position(view)
-    candidates = np.array([c for c in game.legal_actions()], dtype=np.int64)
-    unseen = [c for c in view.unseen]
-    rng = np.random.default_rng(0)
-    n_laid = len(view.played_opp)
-    kept = np.zeros((8, 4), dtype=np.int64)
-    discards = np.zeros((8, 2), dtype=np.int64)
-    for s in range(8):
-        pick = rng.choice(unseen, size=4 - n_laid + 2, replace=False)
-        kept[s] = list(view.played_opp) + list(pick[:4 - n_laid])
-        discards[s] = pick[4 - n_laid:]
+    position, candidates, kept, discards, n_laid = _sampled_deals(game, 8, 0)
     together = solved_values(position, candidates, kept, discards, n_laid, WINS)
     for s in range(8):
         alone = solved_values(position, candidates, kept[s:s + 1], discards[s:s + 1], n_laid, WINS)
         np.testing.assert_array_equal(alone[:, 0], together[:, s])
+
+
+def _sampled_deals(game: Game, n: int, seed: int):
+    """The player's position and ``n`` random draws of the opponent's cards consistent with it."""
+    from agents.rollout import play_position
+
+    view = decode(encode(game, game.to_move))
+    rng = np.random.default_rng(seed)
+    n_laid = len(view.played_opp)
+    kept = np.zeros((n, 4), dtype=np.int64)
+    discards = np.zeros((n, 2), dtype=np.int64)
+    for s in range(n):
+        pick = rng.choice(list(view.unseen), size=4 - n_laid + 2, replace=False)
+        kept[s] = list(view.played_opp) + list(pick[:4 - n_laid])
+        discards[s] = pick[4 - n_laid:]
+    candidates = np.array(game.legal_actions(), dtype=np.int64)
+    return play_position(view), candidates, kept, discards, n_laid
+
+
+def test_answers_taken_as_the_solve_would_take_them_give_the_solved_values():
+    from agents.search.reply import after_candidates, answered_values
+
+    game = _play_position(3, cards_played=1)
+    position, candidates, kept, discards, n_laid = _sampled_deals(game, 12, 1)
+    rows, answer, obs, masks = after_candidates(position, candidates, kept, discards, n_laid)
+    assert answer.sum() >= 6
+    probs = np.zeros(masks.shape)
+    stack = new_stack()
+    for r in np.flatnonzero(answer):
+        legal = np.flatnonzero(masks[r])
+        assert set(legal) <= set(int(c) for c in fast.cards_of(int(rows[r, fast.HAND + 1])))
+        values = [solve_after(rows[r], int(c), WINS, stack) for c in legal]
+        probs[r, legal[int(np.argmin(values))]] = 1.0  # the opponent's best answer, as the solve
+        assert obs[r].sum() > 0
+    answered = answered_values(rows, answer, probs, WINS).reshape(candidates.size, len(kept))
+    solved = solved_values(position, candidates, kept, discards, n_laid, WINS)
+    np.testing.assert_allclose(answered, solved)
+    probs[answer] = masks[answer] / masks[answer].sum(axis=1, keepdims=True)  # any other answers
+    assert (answered_values(rows, answer, probs, WINS).reshape(solved.shape) >= solved - 1e-12).all()
 
 
 def test_throw_values_match_minimax_over_the_rules_engine():
@@ -174,11 +200,12 @@ def _first_deal(agent, opponent_six, keep):
     return seen, laid, values
 
 
-def test_decisions_do_not_depend_on_the_hidden_cards():
+@pytest.mark.parametrize("spec", ["champion-search:sims=32,discard_sims=8",  # discards searched
+                                  "champion-search:sims=16,reply=1"])  # the network answers
+def test_decisions_do_not_depend_on_the_hidden_cards(spec):
     keep = parse_cards("2C 3D 8H 9S")
     six_a = keep + parse_cards("QH TC")
     six_b = keep + parse_cards("AD 9C")  # other discards: the agent cannot see them in the play
-    spec = "champion-search:sims=32,discard_sims=8"  # the discards searched too
     seen_a, laid_a, values_a = _first_deal(make_agent(spec, seed=5), six_a, keep)
     seen_b, laid_b, values_b = _first_deal(make_agent(spec, seed=5), six_b, keep)
     assert len(seen_a) == len(seen_b) >= 5

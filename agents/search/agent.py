@@ -39,7 +39,8 @@ from ..networks import ACTION_N, network_input_batch
 from ..opponent_model import MODEL_TABLES, OpponentPlays, opponent_cards
 from ..rollout import play_position
 from .discard import discard_position, draw_deals, throw_values
-from .inference import new_rows, opponent_observations, play_likelihood
+from .inference import legal_softmax, new_rows, opponent_observations, play_likelihood
+from .reply import after_candidates, answered_values
 from .sampling import draw_opponents, solved_values
 
 
@@ -63,6 +64,11 @@ class SearchSettings:
     #: sampled deals per discard decision, each throw valued over the whole deal
     #: (``agents.search.discard``); 0: the network's own discards
     discard_sims: int = 0
+    #: the opponent's next card from the network in its seat, not from the exact solve
+    #: (``agents.search.reply``)
+    reply: bool = False
+    #: softmax temperature of the network's logits for that card
+    reply_temperature: float = 1.0
     #: the checkpoint whose network the search uses (empty: the shipped champion); expert
     #: iteration names each generation's network here
     net: str = ""
@@ -75,9 +81,9 @@ class SearchSettings:
                              f"{self.discard_sims}")
         if not 0.0 <= self.floor <= 1.0:
             raise ValueError(f"champion-search: floor must be in 0..1, got {self.floor}")
-        if self.temperature <= 0:
-            raise ValueError(f"champion-search: temperature must be positive, got "
-                             f"{self.temperature}")
+        if self.temperature <= 0 or self.reply_temperature <= 0:
+            raise ValueError(f"champion-search: temperature and reply_temperature must be "
+                             f"positive, got {self.temperature} and {self.reply_temperature}")
         if self.tolerance < 0 or self.budget_ms < 0:
             raise ValueError("champion-search: tolerance and budget_ms must not be negative")
 
@@ -201,13 +207,26 @@ class ChampionSearchAgent:
         mass = 0.0
         for start in range(0, s.sims, chunk):
             stop = min(start + chunk, s.sims)
-            values = solved_values(position, candidates, kept[start:stop], discards[start:stop],
-                                   opponent.played.size, wins)
+            value = self._answered_values if s.reply else solved_values
+            values = value(position, candidates, kept[start:stop], discards[start:stop],
+                           opponent.played.size, wins)
             total += values @ weights[start:stop]
             mass += weights[start:stop].sum()
             if s.budget_ms > 0 and (time.perf_counter() - started) * 1e3 >= s.budget_ms:
                 break
         return total / mass
+
+    def _answered_values(self, position: np.ndarray, candidates: np.ndarray, kept: np.ndarray,
+                         discards: np.ndarray, n_laid: int, wins: np.ndarray) -> np.ndarray:
+        """``sampling.solved_values`` with the opponent's next card from the network."""
+        rows, answer, obs, masks = after_candidates(position, candidates, kept, discards, n_laid)
+        probs = np.zeros(masks.shape)
+        if answer.any():
+            x = network_input_batch(obs[answer], masks[answer], self.policy.features)
+            with torch.inference_mode():
+                logits = self.policy.net(torch.from_numpy(x))[:, :ACTION_N].numpy()
+            probs[answer] = legal_softmax(logits, masks[answer], self.settings.reply_temperature)
+        return answered_values(rows, answer, probs, wins).reshape(candidates.size, kept.shape[0])
 
     def _weights(self, view, kept: np.ndarray, discards: np.ndarray) -> np.ndarray:
         history = self.history.arrays()

@@ -100,13 +100,18 @@ def play_likelihood(logits: np.ndarray, masks: np.ndarray, chosen: np.ndarray,
     ``p`` the softmax of the legal logits at ``temperature``; ``logits``, ``masks`` and ``chosen``
     hold the informative rows only (``informative`` marks them among all rows, sample by sample).
     The floor keeps an opponent that plays unlike the network from ruling out its true hand."""
-    z = np.where(masks > 0, logits.astype(np.float64) / temperature, -np.inf)
-    z -= z.max(axis=1, keepdims=True)
-    p = np.exp(z)
-    p /= p.sum(axis=1, keepdims=True)
+    p = legal_softmax(logits, masks, temperature)
     factor = np.ones(informative.size)
     factor[informative] = floor + (1.0 - floor) * p[np.arange(len(chosen)), chosen]
     return factor.reshape(n_samples, -1).prod(axis=1)
+
+
+def legal_softmax(logits: np.ndarray, masks: np.ndarray, temperature: float) -> np.ndarray:
+    """Softmax of each row's logits at ``temperature`` over the cards its mask allows."""
+    z = np.where(masks > 0, logits.astype(np.float64) / temperature, -np.inf)
+    z -= z.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    return p / p.sum(axis=1, keepdims=True)
 
 
 def new_rows(n_rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
