@@ -142,8 +142,8 @@ def test_throw_values_match_minimax_over_the_rules_engine():
 
 
 def test_settings_from_the_name_and_their_errors():
-    agent = make_agent("champion-search:sims=16,floor=0.2,model=0", seed=0)
-    assert agent.settings == SearchSettings(sims=16, floor=0.2, model=False)
+    agent = make_agent("champion-search:sims=16,floor=0.2,model=0,reply=0", seed=0)
+    assert agent.settings == SearchSettings(sims=16, floor=0.2, model=False, reply=False)
     with pytest.raises(ValueError, match="unknown setting 'simz=3'"):
         make_agent("champion-search:simz=3")
     with pytest.raises(ValueError, match="sims must be a int, got 'many'"):
@@ -200,8 +200,8 @@ def _first_deal(agent, opponent_six, keep):
     return seen, laid, values
 
 
-@pytest.mark.parametrize("spec", ["champion-search:sims=32,discard_sims=8",  # discards searched
-                                  "champion-search:sims=16,reply=1"])  # the network answers
+@pytest.mark.parametrize("spec", ["champion-search:sims=32,discard_sims=8",  # the network answers
+                                  "champion-search:sims=16,reply=0"])  # the solve answers
 def test_decisions_do_not_depend_on_the_hidden_cards(spec):
     keep = parse_cards("2C 3D 8H 9S")
     six_a = keep + parse_cards("QH TC")

@@ -11,8 +11,10 @@ deal over that many sampled deals (``agents.search.discard``). In the play, for 
    cards, was to make the plays the opponent made this deal (policy-based inference,
    ``agents.search.inference``);
 3. every candidate card is valued on the same draws by the chance to win after the rest of the
-   deal, the play solved exactly with both hands known (``agents.search.solve``), the show
-   counted, the board position read from the win-odds table.
+   deal: the opponent's next card taken from the network in its seat, weighted by its
+   probabilities (``agents.search.reply``; ``reply=0``: solved like the rest), then the play
+   solved exactly with both hands known (``agents.search.solve``), the show counted, the board
+   position read from the win-odds table.
 
 The card with the best weighted value is laid; candidates within ``tolerance`` of it are decided
 by the network's logits. Everything comes from the observation and the agent's own memory of
@@ -65,8 +67,8 @@ class SearchSettings:
     #: (``agents.search.discard``); 0: the network's own discards
     discard_sims: int = 0
     #: the opponent's next card from the network in its seat, not from the exact solve
-    #: (``agents.search.reply``)
-    reply: bool = False
+    #: (``agents.search.reply``): 54.0% against the expert where the solve alone gave 52.9%
+    reply: bool = True
     #: softmax temperature of the network's logits for that card
     reply_temperature: float = 1.0
     #: the checkpoint whose network the search uses (empty: the shipped champion); expert
