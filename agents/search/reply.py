@@ -16,11 +16,7 @@ from numba import njit
 
 from crib_env.cards import N_CARDS, RANK_ARRAY
 from crib_env.fast import (
-    DISC,
-    HAND,
     N_FIELDS,
-    NDISC,
-    NHAND,
     P_PLAY,
     PHASE,
     TO_MOVE,
@@ -31,7 +27,7 @@ from crib_env.fast import (
 )
 from crib_env.observation import OBS_SIZE
 
-from ..rollout import _card_bits
+from .sampling import deal_opponent
 from .solve import new_stack, solve, solve_after
 
 _RANK = RANK_ARRAY.astype(np.int64)
@@ -53,10 +49,7 @@ def after_candidates(position: np.ndarray, candidates: np.ndarray, kept: np.ndar
     masks = np.zeros((n_c * n_s, _N_CARDS), dtype=np.int8)
     row = position.copy()
     for s in range(n_s):
-        row[HAND + 1] = _card_bits(kept[s, n_laid:])
-        row[NHAND + 1] = kept.shape[1] - n_laid
-        row[DISC + 1] = _card_bits(discards[s])
-        row[NDISC + 1] = discards.shape[1]
+        deal_opponent(row, kept[s], discards[s], n_laid)
         for c in range(n_c):
             r = c * n_s + s
             rows[r, :] = row

@@ -42,6 +42,16 @@ def draw_opponents(opponent: OpponentCards, n: int, seed: int, model: bool, opp_
 
 
 @njit(cache=True)
+def deal_opponent(row: np.ndarray, kept: np.ndarray, discards: np.ndarray, n_laid: int) -> None:
+    """Give the opponent of ``row`` one sampled deal: the cards of ``kept`` after the first
+    ``n_laid`` (those it has laid) in its hand, and the discards ``discards``."""
+    row[HAND + 1] = _card_bits(kept[n_laid:])
+    row[NHAND + 1] = kept.size - n_laid
+    row[DISC + 1] = _card_bits(discards)
+    row[NDISC + 1] = discards.size
+
+
+@njit(cache=True)
 def solved_values(position: np.ndarray, candidates: np.ndarray, kept: np.ndarray,
                   discards: np.ndarray, n_laid: int, wins: np.ndarray) -> np.ndarray:
     """(candidates, samples): player 0's chance to win after laying each candidate in each
@@ -52,10 +62,7 @@ def solved_values(position: np.ndarray, candidates: np.ndarray, kept: np.ndarray
     row = position.copy()
     stack = new_stack()
     for s in range(kept.shape[0]):
-        row[HAND + 1] = _card_bits(kept[s, n_laid:])
-        row[NHAND + 1] = kept.shape[1] - n_laid
-        row[DISC + 1] = _card_bits(discards[s])
-        row[NDISC + 1] = discards.shape[1]
+        deal_opponent(row, kept[s], discards[s], n_laid)
         for c in range(candidates.size):
             out[c, s] = solve_after(row, candidates[c], wins, stack)
     return out
