@@ -16,6 +16,14 @@ from .checkpoint import load_network
 from .networks import ACTION_N, network_input, network_input_batch
 
 
+def legal_softmax(logits: np.ndarray, masks: np.ndarray, temperature: float = 1.0) -> np.ndarray:
+    """Softmax of each row's logits at ``temperature`` over the cards its mask allows."""
+    z = np.where(masks > 0, logits.astype(np.float64) / temperature, -np.inf)
+    z -= z.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    return p / p.sum(axis=1, keepdims=True)
+
+
 class LearnedAgent:
     """Plays a trained network: the legal card with the highest logit (or a sample, if
     ``deterministic=False``)."""
@@ -50,15 +58,17 @@ class LearnedAgent:
             raise ValueError("action_mask allows no action in some row")
         if len(observations) != len(masks):
             raise ValueError(f"{len(observations)} observations but {len(masks)} action masks")
-        rows = network_input_batch(observations, masks, self.features)
-        with torch.inference_mode():
-            logits = self.net(torch.from_numpy(rows))[:, :ACTION_N].numpy().astype(np.float64)
-        logits[masks == 0] = -np.inf
+        logits = self.logits_batch(observations, masks).astype(np.float64)
         if self.deterministic:
-            return np.argmax(logits, axis=1)
-        p = np.exp(logits - logits.max(axis=1, keepdims=True))
-        p /= p.sum(axis=1, keepdims=True)
+            return np.argmax(np.where(masks > 0, logits, -np.inf), axis=1)
+        p = legal_softmax(logits, masks)
         return np.array([self.rng.choice(ACTION_N, p=row) for row in p], dtype=np.int64)
+
+    def logits_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """The 52 action logits of every row (unmasked), with one forward pass."""
+        rows = network_input_batch(observations, action_masks, self.features)
+        with torch.inference_mode():
+            return self.net(torch.from_numpy(rows))[:, :ACTION_N].numpy()
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         legal = legal_cards(action_mask)

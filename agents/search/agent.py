@@ -29,19 +29,17 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from crib_env.game import DISCARDS_PER_PLAYER, KEEP_SIZE, Phase
 from crib_env.observation import decode
 
 from ..base import legal_cards
 from ..endgame import win_table
-from ..learned import LearnedAgent
-from ..networks import ACTION_N, network_input_batch
+from ..learned import LearnedAgent, legal_softmax
 from ..opponent_model import MODEL_TABLES, OpponentPlays, opponent_cards
 from ..rollout import play_position
 from .discard import discard_position, draw_deals, throw_values
-from .inference import legal_softmax, new_rows, opponent_observations, play_likelihood
+from .inference import new_rows, opponent_observations, play_likelihood
 from .reply import after_candidates, answered_values
 from .sampling import draw_opponents, solved_values
 
@@ -205,11 +203,11 @@ class ChampionSearchAgent:
         wins = win_table(view.target)
         candidates = np.asarray(legal, dtype=np.int64)
         chunk = BUDGET_CHUNK if s.budget_ms > 0 else s.sims
+        value = self._answered_values if s.reply else solved_values
         total = np.zeros(candidates.size)
         mass = 0.0
         for start in range(0, s.sims, chunk):
             stop = min(start + chunk, s.sims)
-            value = self._answered_values if s.reply else solved_values
             values = value(position, candidates, kept[start:stop], discards[start:stop],
                            opponent.played.size, wins)
             total += values @ weights[start:stop]
@@ -224,9 +222,7 @@ class ChampionSearchAgent:
         rows, answer, obs, masks = after_candidates(position, candidates, kept, discards, n_laid)
         probs = np.zeros(masks.shape)
         if answer.any():
-            x = network_input_batch(obs[answer], masks[answer], self.policy.features)
-            with torch.inference_mode():
-                logits = self.policy.net(torch.from_numpy(x))[:, :ACTION_N].numpy()
+            logits = self.policy.logits_batch(obs[answer], masks[answer])
             probs[answer] = legal_softmax(logits, masks[answer], self.settings.reply_temperature)
         return answered_values(rows, answer, probs, wins).reshape(candidates.size, kept.shape[0])
 
@@ -241,9 +237,7 @@ class ChampionSearchAgent:
                                             view.target, obs, masks, chosen)
         if not informative.any():
             return np.ones(n)
-        x = network_input_batch(obs[informative], masks[informative], self.policy.features)
-        with torch.inference_mode():
-            logits = self.policy.net(torch.from_numpy(x))[:, :ACTION_N].numpy()
+        logits = self.policy.logits_batch(obs[informative], masks[informative])
         weights = play_likelihood(logits, masks[informative], chosen[informative], informative,
                                   n, self.settings.floor, self.settings.temperature)
         return weights if weights.sum() > 0 else np.ones(n)

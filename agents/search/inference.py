@@ -22,6 +22,7 @@ from crib_env.game import HAND_SIZE, Phase
 from crib_env.observation import COUNT_SCALE, OBS_SIZE, SCORE_SCALE, SLICES
 from crib_env.rule_kernels import fits
 
+from ..learned import legal_softmax
 from ..opponent_model import PlayHistory
 
 _VALUE = VALUE_ARRAY.astype(np.int64)
@@ -104,14 +105,6 @@ def play_likelihood(logits: np.ndarray, masks: np.ndarray, chosen: np.ndarray,
     factor = np.ones(informative.size)
     factor[informative] = floor + (1.0 - floor) * p[np.arange(len(chosen)), chosen]
     return factor.reshape(n_samples, -1).prod(axis=1)
-
-
-def legal_softmax(logits: np.ndarray, masks: np.ndarray, temperature: float) -> np.ndarray:
-    """Softmax of each row's logits at ``temperature`` over the cards its mask allows."""
-    z = np.where(masks > 0, logits.astype(np.float64) / temperature, -np.inf)
-    z -= z.max(axis=1, keepdims=True)
-    p = np.exp(z)
-    return p / p.sum(axis=1, keepdims=True)
 
 
 def new_rows(n_rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from crib_env.cards import N_CARDS, RANK_ARRAY
+from crib_env.cards import N_CARDS, N_RANKS, RANK_ARRAY
 from crib_env.fast import (
     N_FIELDS,
     P_PLAY,
@@ -33,7 +33,7 @@ from .solve import new_stack, solve, solve_after
 _RANK = RANK_ARRAY.astype(np.int64)
 _N_CARDS = N_CARDS
 _OBS_SIZE = OBS_SIZE
-_N_RANKS = 13
+_N_RANKS = N_RANKS
 
 
 @njit(cache=True)
