@@ -98,26 +98,39 @@ def _sampled_deals(game: Game, n: int, seed: int):
     return play_position(view), candidates, kept, discards, n_laid
 
 
-def test_answers_taken_as_the_solve_would_take_them_give_the_solved_values():
+@pytest.mark.parametrize("cards, prune", [(1, 0.0), (3, 0.0), (3, 0.3), (5, 0.0)])
+def test_answers_taken_as_the_solve_would_take_them_give_the_solved_values(cards, prune):
     from agents.search.reply import after_candidates, answered_values
 
     game = _play_position(3, cards_played=1)
     position, candidates, kept, discards, n_laid = _sampled_deals(game, 12, 1)
-    rows, answer, obs, masks = after_candidates(position, candidates, kept, discards, n_laid)
-    assert answer.sum() >= 6
-    probs = np.zeros(masks.shape)
+    rows = after_candidates(position, candidates, kept, discards, n_laid)
     stack = new_stack()
-    for r in np.flatnonzero(answer):
-        legal = np.flatnonzero(masks[r])
-        assert set(legal) <= set(int(c) for c in fast.cards_of(int(rows[r, fast.HAND + 1])))
-        values = [solve_after(rows[r], int(c), WINS, stack) for c in legal]
-        probs[r, legal[int(np.argmin(values))]] = 1.0  # the opponent's best answer, as the solve
-        assert obs[r].sum() > 0
-    answered = answered_values(rows, answer, probs, WINS).reshape(candidates.size, len(kept))
+    calls = []
+
+    def as_the_solve(at, obs, masks):  # the opponent's best answer, as the solve takes it
+        calls.append(len(at))
+        probs = np.zeros(masks.shape)
+        for r in range(len(at)):
+            legal = np.flatnonzero(masks[r])
+            assert len(legal) >= 2 and obs[r].sum() > 0
+            assert set(legal) <= set(int(c) for c in fast.cards_of(int(at[r, fast.HAND + 1])))
+            values = [solve_after(at[r], int(c), WINS, stack) for c in legal]
+            probs[r, legal[int(np.argmin(values))]] = 1.0
+        return probs
+
+    def uniform(at, obs, masks):
+        calls.append(len(at))
+        return masks / masks.sum(axis=1, keepdims=True)
+
     solved = solved_values(position, candidates, kept, discards, n_laid, WINS)
+    answered = answered_values(rows, cards, WINS, as_the_solve, prune).reshape(solved.shape)
     np.testing.assert_allclose(answered, solved)
-    probs[answer] = masks[answer] / masks[answer].sum(axis=1, keepdims=True)  # any other answers
-    assert (answered_values(rows, answer, probs, WINS).reshape(solved.shape) >= solved - 1e-12).all()
+    assert calls[0] >= 6  # one forward pass per depth with an opponent's choice in it
+    assert len(calls) == 1 if cards == 1 else len(calls) >= 2
+    calls.clear()
+    weaker = answered_values(rows, cards, WINS, uniform, prune).reshape(solved.shape)
+    assert (weaker >= solved - 1e-12).all() and (weaker > solved + 1e-6).any()
 
 
 def test_throw_values_match_minimax_over_the_rules_engine():
@@ -143,7 +156,11 @@ def test_throw_values_match_minimax_over_the_rules_engine():
 
 def test_settings_from_the_name_and_their_errors():
     agent = make_agent("champion-search:sims=16,floor=0.2,model=0,reply=0", seed=0)
-    assert agent.settings == SearchSettings(sims=16, floor=0.2, model=False, reply=False)
+    assert agent.settings == SearchSettings(sims=16, floor=0.2, model=False, reply=0)
+    deeper = make_agent("champion-search:reply=3,reply_prune=0.05", seed=0).settings
+    assert (deeper.reply, deeper.reply_prune) == (3, 0.05)
+    with pytest.raises(ValueError, match="reply must be in 0..7 cards, got 8"):
+        make_agent("champion-search:reply=8")
     with pytest.raises(ValueError, match="unknown setting 'simz=3'"):
         make_agent("champion-search:simz=3")
     with pytest.raises(ValueError, match="sims must be a int, got 'many'"):
@@ -201,6 +218,7 @@ def _first_deal(agent, opponent_six, keep):
 
 
 @pytest.mark.parametrize("spec", ["champion-search:sims=32,discard_sims=8",  # the network answers
+                                  "champion-search:sims=16,reply=3,reply_prune=0.05",  # deeper
                                   "champion-search:sims=16,reply=0"])  # the solve answers
 def test_decisions_do_not_depend_on_the_hidden_cards(spec):
     keep = parse_cards("2C 3D 8H 9S")

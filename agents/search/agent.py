@@ -11,9 +11,9 @@ deal over that many sampled deals (``agents.search.discard``). In the play, for 
    cards, was to make the plays the opponent made this deal (policy-based inference,
    ``agents.search.inference``);
 3. every candidate card is valued on the same draws by the chance to win after the rest of the
-   deal: the opponent's next card taken from the network in its seat, weighted by its
-   probabilities (``agents.search.reply``; ``reply=0``: solved like the rest), then the play
-   solved exactly with both hands known (``agents.search.solve``), the show counted, the board
+   deal: the opponent's choices in the next ``reply`` cards taken from the network in its seat,
+   weighted by its probabilities (``agents.search.reply``; ``reply=0``: solved like the rest),
+   then the play solved exactly with both hands known (``agents.search.solve``), the show counted, the board
    position read from the win-odds table.
 
 The card with the best weighted value is laid; candidates within ``tolerance`` of it are decided
@@ -43,6 +43,9 @@ from .inference import new_rows, opponent_observations, play_likelihood
 from .reply import after_candidates, answered_values
 from .sampling import draw_opponents, solved_values
 
+#: the cards left in a play at most after the candidate (both hands of four, less the candidate)
+MAX_REPLY = 2 * KEEP_SIZE - 1
+
 
 @dataclass(frozen=True)
 class SearchSettings:
@@ -64,10 +67,14 @@ class SearchSettings:
     #: sampled deals per discard decision, each throw valued over the whole deal
     #: (``agents.search.discard``); 0: the network's own discards
     discard_sims: int = 0
-    #: the opponent's next card from the network in its seat, not from the exact solve
-    #: (``agents.search.reply``): 54.0% against the expert where the solve alone gave 52.9%
-    reply: bool = True
-    #: softmax temperature of the network's logits for that card
+    #: the opponent's choices in this many cards laid after each candidate come from the network
+    #: in its seat, not from the exact solve (``agents.search.reply``; 0: all solved). 1, its
+    #: next card: 54.0% against the expert where the solve alone gave 52.9%
+    reply: int = 1
+    #: after an opponent's card the network lays with a probability under this, the rest of the
+    #: play is solved exactly (only with ``reply`` above 1)
+    reply_prune: float = 0.0
+    #: softmax temperature of the network's logits for the opponent's cards
     reply_temperature: float = 1.0
     #: the checkpoint whose network the search uses (empty: the shipped champion); expert
     #: iteration names each generation's network here
@@ -84,6 +91,9 @@ class SearchSettings:
         if self.temperature <= 0 or self.reply_temperature <= 0:
             raise ValueError(f"champion-search: temperature and reply_temperature must be "
                              f"positive, got {self.temperature} and {self.reply_temperature}")
+        if not 0 <= self.reply <= MAX_REPLY:
+            raise ValueError(f"champion-search: reply must be in 0..{MAX_REPLY} cards, got "
+                             f"{self.reply}")
         if self.tolerance < 0 or self.budget_ms < 0:
             raise ValueError("champion-search: tolerance and budget_ms must not be negative")
 
@@ -218,13 +228,18 @@ class ChampionSearchAgent:
 
     def _answered_values(self, position: np.ndarray, candidates: np.ndarray, kept: np.ndarray,
                          discards: np.ndarray, n_laid: int, wins: np.ndarray) -> np.ndarray:
-        """``sampling.solved_values`` with the opponent's next card from the network."""
-        rows, answer, obs, masks = after_candidates(position, candidates, kept, discards, n_laid)
-        probs = np.zeros(masks.shape)
-        if answer.any():
-            logits = self.policy.logits_batch(obs[answer], masks[answer])
-            probs[answer] = legal_softmax(logits, masks[answer], self.settings.reply_temperature)
-        return answered_values(rows, answer, probs, wins).reshape(candidates.size, kept.shape[0])
+        """``sampling.solved_values`` with the opponent's choices in the next ``reply`` cards
+        from the network."""
+        rows = after_candidates(position, candidates, kept, discards, n_laid)
+        return answered_values(rows, self.settings.reply, wins, self._opponent_policy,
+                               self.settings.reply_prune).reshape(
+            candidates.size, kept.shape[0])
+
+    def _opponent_policy(self, rows: np.ndarray, obs: np.ndarray,
+                         masks: np.ndarray) -> np.ndarray:
+        """The network's probabilities of the opponent's cards in its seat of each sampled deal."""
+        logits = self.policy.logits_batch(obs, masks)
+        return legal_softmax(logits, masks, self.settings.reply_temperature)
 
     def _weights(self, view, kept: np.ndarray, discards: np.ndarray) -> np.ndarray:
         history = self.history.arrays()

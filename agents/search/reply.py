@@ -1,23 +1,31 @@
-"""The opponent's next card chosen by the network instead of by the exact solve (``reply``).
+"""The opponent's cards chosen by the network instead of by the exact solve (``reply``).
 
 In a sampled deal both hands are known, so the exact solve lets the opponent answer each candidate
-card as if it could see the player's hand. A real opponent cannot. With ``reply`` set, the
-opponent's first card after each candidate is taken from the policy network sitting in its seat,
-with the observation it would have in that sampled deal (``crib_env.fast.encode_obs`` of the
-opponent's seat: its sampled hand and discards, the public plays); the value of the candidate is
-the network's probability of each answer times the exact solve after it. The rest of the play is
-solved as before.
+card as if it could see the player's hand. A real opponent cannot. With ``reply`` set to ``k``,
+every choice the opponent makes in the first ``k`` cards laid after the candidate is taken from
+the policy network sitting in its seat, with the observation it would have in that sampled deal
+(``crib_env.fast.encode_obs`` of the opponent's seat: its sampled hand and discards, the public
+plays): the value of such a choice is the network's probability of each card times the value
+after it. The player's own choices in those cards take the best value, as the solve would, and
+everything after them is solved exactly. ``k = 1`` lets the network lay the opponent's next card;
+``k = 3`` its next two when the players alternate.
+
+The tree is grown one card at a time for all rows of a decision together (``expand``), so the
+network sees every opponent position of one depth in one forward pass, and is then valued from
+the deepest cards back to the candidates (``back_up``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numba import njit
 
-from crib_env.cards import N_CARDS, N_RANKS, RANK_ARRAY
+from crib_env.cards import N_CARDS, RANK_ARRAY
 from crib_env.fast import (
     N_FIELDS,
-    P_PLAY,
+    P_DEAL_OVER,
     PHASE,
     TO_MOVE,
     apply_action,
@@ -28,25 +36,26 @@ from crib_env.fast import (
 from crib_env.observation import OBS_SIZE
 
 from .sampling import deal_opponent
-from .solve import new_stack, solve, solve_after
+from .solve import end_value, new_stack, solve
 
 _RANK = RANK_ARRAY.astype(np.int64)
 _N_CARDS = N_CARDS
 _OBS_SIZE = OBS_SIZE
-_N_RANKS = N_RANKS
+
+#: kinds of position in the grown tree
+LEAF, BEST, NETWORK = 0, 1, 2
+
+#: (rows, observations, legal masks) of the opponent's positions -> its probabilities (rows, 52)
+OpponentPolicy = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
 @njit(cache=True)
 def after_candidates(position: np.ndarray, candidates: np.ndarray, kept: np.ndarray,
-                     discards: np.ndarray, n_laid: int):
+                     discards: np.ndarray, n_laid: int) -> np.ndarray:
     """Rows (C * S, N_FIELDS) of each sampled deal (as in ``sampling.solved_values``) after each
-    candidate card, row ``c * S + s``; with ``answer`` True where the opponent is then to move
-    with cards of two ranks or more, its observation ``obs`` and legal cards ``masks`` there."""
+    candidate card, row ``c * S + s``."""
     n_c, n_s = candidates.size, kept.shape[0]
     rows = np.zeros((n_c * n_s, N_FIELDS), dtype=np.int64)
-    answer = np.zeros(n_c * n_s, dtype=np.bool_)
-    obs = np.zeros((n_c * n_s, _OBS_SIZE), dtype=np.float32)
-    masks = np.zeros((n_c * n_s, _N_CARDS), dtype=np.int8)
     row = position.copy()
     for s in range(n_s):
         deal_opponent(row, kept[s], discards[s], n_laid)
@@ -54,45 +63,150 @@ def after_candidates(position: np.ndarray, candidates: np.ndarray, kept: np.ndar
             r = c * n_s + s
             rows[r, :] = row
             apply_action(rows, r, candidates[c])
-            if rows[r, PHASE] != P_PLAY or rows[r, TO_MOVE] != 1:
-                continue
-            legal = legal_bits(rows, r)
-            ranks = 0
-            bits = legal
-            while bits:
-                card = nth_card(bits, 0)
-                masks[r, card] = 1
-                ranks |= np.int64(1) << _RANK[card]
-                bits &= bits - 1
-            if ranks & (ranks - 1):  # two ranks or more: a real choice
-                answer[r] = True
-                encode_obs(rows, r, 1, obs[r])
-    return rows, answer, obs, masks
+    return rows
 
 
 @njit(cache=True)
-def answered_values(rows: np.ndarray, answer: np.ndarray, probs: np.ndarray,
-                    wins: np.ndarray) -> np.ndarray:
-    """Player 0's chance to win from each row: where ``answer``, the mean over the opponent's
-    cards weighted by ``probs`` (rows, 52) of the exact solve after each; elsewhere the solve."""
-    out = np.zeros(rows.shape[0])
+def _ranks_to_lay(rows: np.ndarray, r: int) -> int:
+    """How many ranks the player to move in row ``r`` can lay (two cards of one rank are one
+    move, as in ``solve``)."""
+    ranks = 0
+    count = 0
+    bits = legal_bits(rows, r)
+    while bits:
+        bit = np.int64(1) << _RANK[nth_card(bits, 0)]
+        bits &= bits - 1
+        if not ranks & bit:
+            ranks |= bit
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def expand(rows: np.ndarray, cards_left: np.ndarray, wins: np.ndarray):
+    """One depth of the tree: each row's ``kind`` (``LEAF`` with its ``value``, ``BEST`` where the
+    player or a forced opponent moves, ``NETWORK`` where the opponent chooses among two ranks or
+    more), its children ``children[first[r]:first[r + 1]]`` (one per rank it can lay, the card in
+    ``child_card``) and, for the ``NETWORK`` rows ``net_row``, the opponent's observations ``obs``
+    and legal cards ``masks``. ``cards_left``: cards of the horizon still to lay; at 0 every row
+    is solved exactly, at 1 so is every ``BEST`` row (its best child is what the solve finds)."""
+    n = rows.shape[0]
+    kind = np.zeros(n, dtype=np.int8)
+    value = np.zeros(n)
+    first = np.zeros(n + 1, dtype=np.int64)
     stack = new_stack()
-    by_rank = np.zeros(_N_RANKS)
-    for r in range(rows.shape[0]):
-        if not answer[r]:
-            stack[0, :] = rows[r]
-            out[r] = solve(stack, wins)
+    n_net = 0
+    for r in range(n):
+        count = 0
+        if rows[r, PHASE] >= P_DEAL_OVER:
+            value[r] = end_value(rows, r, wins)
+        else:
+            count = _ranks_to_lay(rows, r) if cards_left[r] > 0 else 0
+            if count > 1 and rows[r, TO_MOVE] == 1:
+                kind[r] = NETWORK
+                n_net += 1
+            elif cards_left[r] > 1:
+                kind[r] = BEST
+            else:
+                stack[0, :] = rows[r]
+                value[r] = solve(stack, wins)
+                count = 0
+        first[r + 1] = first[r] + count
+    children = np.zeros((first[n], N_FIELDS), dtype=np.int64)
+    child_card = np.zeros(first[n], dtype=np.int64)
+    net_row = np.zeros(n_net, dtype=np.int64)
+    obs = np.zeros((n_net, _OBS_SIZE), dtype=np.float32)
+    masks = np.zeros((n_net, _N_CARDS), dtype=np.int8)
+    i = 0
+    for r in range(n):
+        if kind[r] == LEAF:
             continue
-        done = 0
-        value = 0.0
+        j = first[r]
+        ranks = 0
+        bits = legal_bits(rows, r)
+        while bits:
+            card = nth_card(bits, 0)
+            bits &= bits - 1
+            if kind[r] == NETWORK:
+                masks[i, card] = 1
+            bit = np.int64(1) << _RANK[card]
+            if not ranks & bit:
+                ranks |= bit
+                children[j, :] = rows[r]
+                apply_action(children, j, card)
+                child_card[j] = card
+                j += 1
+        if kind[r] == NETWORK:
+            encode_obs(rows, r, 1, obs[i])
+            net_row[i] = r
+            i += 1
+    return kind, value, first, children, child_card, net_row, obs, masks
+
+
+@njit(cache=True)
+def children_left(cards_left: np.ndarray, kind: np.ndarray, first: np.ndarray,
+                  child_card: np.ndarray, net_row: np.ndarray, probs: np.ndarray,
+                  prune: float) -> np.ndarray:
+    """Cards of the horizon left to each child: one fewer than its parent's, but none (solve it
+    exactly) for an opponent's card the network lays with a probability under ``prune``."""
+    out = np.zeros(child_card.size, dtype=np.int64)
+    for r in range(kind.size):
+        for j in range(first[r], first[r + 1]):
+            out[j] = cards_left[r] - 1
+    for i in range(net_row.size):
+        r = net_row[i]
+        for j in range(first[r], first[r + 1]):
+            p = 0.0
+            for card in range(_N_CARDS):
+                if _RANK[card] == _RANK[child_card[j]]:
+                    p += probs[i, card]
+            if p < prune:
+                out[j] = 0
+    return out
+
+
+@njit(cache=True)
+def back_up(kind: np.ndarray, value: np.ndarray, first: np.ndarray, child_card: np.ndarray,
+            net_row: np.ndarray, probs: np.ndarray, child_value: np.ndarray) -> np.ndarray:
+    """Each row's value from its children's: the best for ``BEST`` rows, the mean weighted by the
+    opponent's probabilities ``probs`` (one row per ``net_row``) for ``NETWORK`` rows."""
+    out = value.copy()
+    for r in range(kind.size):
+        if kind[r] == BEST:
+            best = -1.0
+            for j in range(first[r], first[r + 1]):
+                best = max(best, child_value[j])
+            out[r] = best
+    for i in range(net_row.size):
+        r = net_row[i]
+        total = 0.0
         for card in range(_N_CARDS):
-            p = probs[r, card]
+            p = probs[i, card]
             if p <= 0.0:
                 continue
-            bit = np.int64(1) << _RANK[card]
-            if not done & bit:  # two cards of one rank are one move (see ``solve``)
-                by_rank[_RANK[card]] = solve_after(rows[r], card, wins, stack)
-                done |= bit
-            value += p * by_rank[_RANK[card]]
-        out[r] = value
+            for j in range(first[r], first[r + 1]):
+                if _RANK[child_card[j]] == _RANK[card]:
+                    total += p * child_value[j]
+                    break
+        out[r] = total
     return out
+
+
+def answered_values(rows: np.ndarray, cards: int, wins: np.ndarray,
+                    opponent: OpponentPolicy, prune: float = 0.0) -> np.ndarray:
+    """Player 0's chance to win from each row when the opponent's choices in the next ``cards``
+    cards laid come from ``opponent`` and the player's take the best value; the rest of the play
+    solved exactly, as is everything after an opponent's card of probability under ``prune``."""
+    levels = []
+    left = np.full(len(rows), cards, dtype=np.int64)
+    while len(rows):
+        kind, value, first, children, child_card, net_row, obs, masks = expand(rows, left, wins)
+        probs = (opponent(rows[net_row], obs, masks) if net_row.size
+                 else np.zeros((0, _N_CARDS)))
+        levels.append((kind, value, first, child_card, net_row, probs))
+        left = children_left(left, kind, first, child_card, net_row, probs, prune)
+        rows = children
+    values = np.zeros(0)
+    for kind, value, first, child_card, net_row, probs in reversed(levels):
+        values = back_up(kind, value, first, child_card, net_row, probs, values)
+    return values
