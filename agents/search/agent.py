@@ -38,10 +38,12 @@ from ..endgame import win_table
 from ..learned import LearnedAgent, legal_softmax
 from ..opponent_model import MODEL_TABLES, OpponentPlays, opponent_cards
 from ..rollout import play_position
+from ..standard import StandardAgent
 from .discard import discard_position, draw_deals, throw_values
-from .inference import new_rows, opponent_observations, play_likelihood
+from .inference import choice_likelihood, new_rows, opponent_observations, play_likelihood
 from .reply import after_candidates, answered_values
 from .sampling import draw_opponents, solved_values
+from .styles import OpponentStyles
 
 #: the cards left in a play at most after the candidate (both hands of four, less the candidate)
 MAX_REPLY = 2 * KEEP_SIZE - 1
@@ -76,6 +78,10 @@ class SearchSettings:
     reply_prune: float = 0.0
     #: softmax temperature of the network's logits for the opponent's cards
     reply_temperature: float = 1.0
+    #: the prior chance that the opponent pegs by standard's tactics rather than like the
+    #: network, updated through the game by how well each explains its plays
+    #: (``agents.search.styles``); 0: the network alone
+    standard_prior: float = 0.0
     #: the checkpoint whose network the search uses (empty: the shipped champion); expert
     #: iteration names each generation's network here
     net: str = ""
@@ -86,6 +92,9 @@ class SearchSettings:
         if self.discard_sims < 0:
             raise ValueError(f"champion-search: discard_sims must not be negative, got "
                              f"{self.discard_sims}")
+        if not 0.0 <= self.standard_prior < 1.0:
+            raise ValueError(f"champion-search: standard_prior must be in 0..1 (1 excluded), got "
+                             f"{self.standard_prior}")
         if not 0.0 <= self.floor <= 1.0:
             raise ValueError(f"champion-search: floor must be in 0..1, got {self.floor}")
         if self.temperature <= 0 or self.reply_temperature <= 0:
@@ -155,18 +164,25 @@ class ChampionSearchAgent:
         self.name = name
         self.rng = np.random.default_rng(seed)
         self.history = OpponentPlays()
+        prior = self.settings.standard_prior
+        self.styles = OpponentStyles(prior) if prior > 0 else None
+        self.standard = StandardAgent() if prior > 0 else None
         #: card -> the search's chance to win after laying it, at the last decision it searched
         #: (empty after discards and forced plays): the soft targets of expert iteration
         self.last_values: dict[int, float] = {}
 
     def reset(self) -> None:
         self.history.clear()
+        if self.styles is not None:
+            self.styles.reset()
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         legal = legal_cards(action_mask)
         view = decode(observation)
         self.history.update(view)
         self.last_values = {}
+        if view.phase == Phase.DISCARD and self.styles is not None:
+            self.styles.new_deal()
         if view.phase == Phase.DISCARD and self.settings.discard_sims > 0 and legal.size > 1:
             return self.discard(view, observation, action_mask)
         if view.phase == Phase.DISCARD or legal.size == 1:
@@ -239,7 +255,10 @@ class ChampionSearchAgent:
                          masks: np.ndarray) -> np.ndarray:
         """The network's probabilities of the opponent's cards in its seat of each sampled deal."""
         logits = self.policy.logits_batch(obs, masks)
-        return legal_softmax(logits, masks, self.settings.reply_temperature)
+        probs = legal_softmax(logits, masks, self.settings.reply_temperature)
+        if self.styles is None:
+            return probs
+        return self.styles.answers(probs, self.standard.act_batch(obs, masks))
 
     def _weights(self, view, kept: np.ndarray, discards: np.ndarray) -> np.ndarray:
         history = self.history.arrays()
@@ -255,6 +274,11 @@ class ChampionSearchAgent:
         logits = self.policy.logits_batch(obs[informative], masks[informative])
         weights = play_likelihood(logits, masks[informative], chosen[informative], informative,
                                   n, self.settings.floor, self.settings.temperature)
+        if self.styles is not None:
+            as_standard = self.standard.act_batch(obs[informative], masks[informative])
+            standard = choice_likelihood((as_standard == chosen[informative]).astype(float),
+                                         informative, n, self.settings.floor)
+            weights = self.styles.sample_weights(np.stack([weights, standard]))
         return weights if weights.sum() > 0 else np.ones(n)
 
 

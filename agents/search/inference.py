@@ -102,8 +102,15 @@ def play_likelihood(logits: np.ndarray, masks: np.ndarray, chosen: np.ndarray,
     hold the informative rows only (``informative`` marks them among all rows, sample by sample).
     The floor keeps an opponent that plays unlike the network from ruling out its true hand."""
     p = legal_softmax(logits, masks, temperature)
+    return choice_likelihood(p[np.arange(len(chosen)), chosen], informative, n_samples, floor)
+
+
+def choice_likelihood(p_chosen: np.ndarray, informative: np.ndarray, n_samples: int,
+                      floor: float) -> np.ndarray:
+    """Per sample: the product over its informative rows of ``floor + (1 - floor) * p_chosen``
+    (``p_chosen``: a model's probability of the card the opponent laid, informative rows only)."""
     factor = np.ones(informative.size)
-    factor[informative] = floor + (1.0 - floor) * p[np.arange(len(chosen)), chosen]
+    factor[informative] = floor + (1.0 - floor) * p_chosen
     return factor.reshape(n_samples, -1).prod(axis=1)
 
 

@@ -1,0 +1,85 @@
+"""How much of its teacher's search each expert-iteration generation learned.
+
+For each generation's recording of an ``algo: exit`` run (the search's card at every decision with
+a choice), every network of the run (the start and each generation's fitted ``best``) is asked
+what it would lay from the same observation and mask. The table gives, per recording and network,
+the share of decisions on which the network lays the search's card, over all of them and over the
+departures: the decisions where the search laid another card than the start network would. The
+departures are where a generation can gain on the one before; the fitted network has seen every
+one of its own recording's decisions in its fit.
+
+    PYTHONPATH=. python bench/exit_agreement.py runs/exit/crib_v0-points-game__exit__0__*
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agents.learned import load_learned_agent
+from agents.registry import make_agent
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_train import cpu_model  # noqa: E402
+
+BATCH = 4096
+
+
+def recording(folder: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Observations, masks and the search's cards of every chunk of a generation's recording."""
+    chunks = [np.load(path) for path in sorted(folder.glob("chunk_*.npz"))]
+    if not chunks:
+        raise SystemExit(f"no recorded chunks in {folder}")
+    return tuple(np.concatenate([chunk[key] for chunk in chunks])  # type: ignore[return-value]
+                 for key in ("obs", "masks", "cards"))
+
+
+def choices(agent, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The card of highest logit among the legal ones, row by row."""
+    out = []
+    for start in range(0, len(obs), BATCH):
+        m = masks[start:start + BATCH]
+        logits = agent.logits_batch(obs[start:start + BATCH], m)
+        out.append(np.argmax(np.where(m > 0, logits, -np.inf), axis=1))
+    return np.concatenate(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=Path, help="the exit run's folder (holding gen_1, gen_2, ...)")
+    parser.add_argument("--start", default="champion", help="the network generation 1 started from")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    gens = sorted((p for p in args.run.glob("gen_*") if (p / "recording").is_dir()),
+                  key=lambda p: int(p.name.split("_")[1]))
+    if not gens:
+        raise SystemExit(f"{args.run} holds no generation with a recording")
+    nets = {f"start ({args.start})": make_agent(args.start)}
+    for gen in gens:
+        best = sorted(gen.glob("*/best"))
+        if best:
+            nets[gen.name] = load_learned_agent(best[0])
+    print(f"{cpu_model()}, load {os.getloadavg()[0]:.2f}")
+    print(f"{'recording':<10}{'decisions':>10}{'departures':>11}  {'network':<18}"
+          f"{'agrees, all':>12}{'on departures':>15}")
+    for gen in gens:
+        obs, masks, cards = recording(gen / "recording")
+        keep = masks.sum(axis=1) > 1
+        obs, masks, cards = obs[keep], masks[keep], cards[keep]
+        start = None
+        for name, agent in nets.items():
+            picked = choices(agent, obs, masks)
+            if start is None:
+                start = picked
+            away = start != cards
+            print(f"{gen.name:<10}{cards.size:>10}{int(away.sum()):>11}  {name:<18}"
+                  f"{np.mean(picked == cards):>12.3f}{np.mean(picked[away] == cards[away]):>15.3f}")
+
+
+if __name__ == "__main__":
+    main()
