@@ -3,8 +3,9 @@
 For each generation's recording of an ``algo: exit`` run (the search's card at every decision with
 a choice), every network of the run (the start and each generation's fitted ``best``) is asked
 what it would lay from the same observation and mask. The table gives, per recording and network,
-the share of decisions on which the network lays the search's card, over all of them and over the
-departures: the decisions where the search laid another card than the start network would. The
+the share of decisions on which the network lays the search's card: over all of them, over the
+departures (the decisions where the search laid another card than the start network would) and
+over the rest. The
 departures are where a generation can gain on the one before; the fitted network has seen every
 one of its own recording's decisions in its fit.
 
@@ -66,7 +67,7 @@ def main() -> None:
             nets[gen.name] = load_learned_agent(best[0])
     print(f"{cpu_model()}, load {os.getloadavg()[0]:.2f}")
     print(f"{'recording':<10}{'decisions':>10}{'departures':>11}  {'network':<18}"
-          f"{'agrees, all':>12}{'on departures':>15}")
+          f"{'agrees, all':>12}{'on departures':>15}{'on the rest':>13}")
     for gen in gens:
         obs, masks, cards = recording(gen / "recording")
         keep = masks.sum(axis=1) > 1
@@ -78,7 +79,8 @@ def main() -> None:
                 start = picked
             away = start != cards
             print(f"{gen.name:<10}{cards.size:>10}{int(away.sum()):>11}  {name:<18}"
-                  f"{np.mean(picked == cards):>12.3f}{np.mean(picked[away] == cards[away]):>15.3f}")
+                  f"{np.mean(picked == cards):>12.3f}{np.mean(picked[away] == cards[away]):>15.3f}"
+                  f"{np.mean(picked[~away] == cards[~away]):>13.3f}")
 
 
 if __name__ == "__main__":

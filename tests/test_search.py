@@ -161,6 +161,33 @@ def test_settings_from_the_name_and_their_errors():
     assert (deeper.reply, deeper.reply_prune) == (3, 0.05)
     with pytest.raises(ValueError, match="reply must be in 0..7 cards, got 8"):
         make_agent("champion-search:reply=8")
+    with pytest.raises(ValueError, match="standard_prior must be in 0..1 \\(1 excluded\\), got 1.0"):
+        make_agent("champion-search:standard_prior=1")
+
+
+def test_the_style_that_explains_the_plays_gains_weight_deal_by_deal():
+    from agents.search.styles import OpponentStyles
+
+    styles = OpponentStyles(0.2)
+    np.testing.assert_allclose(styles.probs, [0.8, 0.2])
+    # two sampled deals: standard's tactics explain the plays of both, the network's less well
+    likelihoods = np.array([[0.3, 0.1], [1.0, 0.1]])
+    weights = styles.sample_weights(likelihoods)
+    np.testing.assert_allclose(weights, 0.8 * likelihoods[0] + 0.2 * likelihoods[1])
+    after_one = styles.probs[1]
+    assert after_one == pytest.approx(0.2 * 0.55 / (0.2 * 0.55 + 0.8 * 0.2))
+    styles.sample_weights(likelihoods)  # the same plays seen again in the same deal: no new evidence
+    assert styles.probs[1] == pytest.approx(after_one)
+    styles.new_deal()
+    assert styles.probs[1] == pytest.approx(after_one)
+    styles.sample_weights(likelihoods)  # the next deal's plays say the same again
+    styles.new_deal()
+    assert styles.probs[1] > after_one + 0.1
+    answers = styles.answers(np.array([[0.0, 0.75, 0.25]]), np.array([2]))
+    np.testing.assert_allclose(answers, [[0.0, 0.75 * styles.probs[0],
+                                          0.25 * styles.probs[0] + styles.probs[1]]])
+    styles.reset()
+    np.testing.assert_allclose(styles.probs, [0.8, 0.2])
     with pytest.raises(ValueError, match="unknown setting 'simz=3'"):
         make_agent("champion-search:simz=3")
     with pytest.raises(ValueError, match="sims must be a int, got 'many'"):
@@ -219,6 +246,7 @@ def _first_deal(agent, opponent_six, keep):
 
 @pytest.mark.parametrize("spec", ["champion-search:sims=32,discard_sims=8",  # the network answers
                                   "champion-search:sims=16,reply=3,reply_prune=0.05",  # deeper
+                                  "champion-search:sims=16,standard_prior=0.5",  # two styles
                                   "champion-search:sims=16,reply=0"])  # the solve answers
 def test_decisions_do_not_depend_on_the_hidden_cards(spec):
     keep = parse_cards("2C 3D 8H 9S")

@@ -88,8 +88,9 @@ def expand(rows: np.ndarray, cards_left: np.ndarray, wins: np.ndarray):
     player or a forced opponent moves, ``NETWORK`` where the opponent chooses among two ranks or
     more), its children ``children[first[r]:first[r + 1]]`` (one per rank it can lay, the card in
     ``child_card``) and, for the ``NETWORK`` rows ``net_row``, the opponent's observations ``obs``
-    and legal cards ``masks``. ``cards_left``: cards of the horizon still to lay; at 0 every row
-    is solved exactly, at 1 so is every ``BEST`` row (its best child is what the solve finds)."""
+    and legal cards ``masks``. ``cards_left`` (per row): cards of the horizon still to lay; at 0
+    the row is solved exactly, at 1 so is a ``BEST`` row (its best child is what the solve
+    finds)."""
     n = rows.shape[0]
     kind = np.zeros(n, dtype=np.int8)
     value = np.zeros(n)
