@@ -13,8 +13,12 @@ deal over that many sampled deals (``agents.search.discard``). In the play, for 
 3. every candidate card is valued on the same draws by the chance to win after the rest of the
    deal: the opponent's choices in the next ``reply`` cards taken from the network in its seat,
    weighted by its probabilities (``agents.search.reply``; ``reply=0``: solved like the rest),
-   then the play solved exactly with both hands known (``agents.search.solve``), the show counted, the board
-   position read from the win-odds table.
+   then the play solved exactly with both hands known (``agents.search.solve``), the show
+   counted, the board position read from the win-odds table.
+
+With ``standard_prior`` the opponent may also peg by standard's tactics: both styles weigh the
+draws and answer for the opponent, each by how well it has explained the opponent's plays so far
+in the game (``agents.search.styles``).
 
 The card with the best weighted value is laid; candidates within ``tolerance`` of it are decided
 by the network's logits. Everything comes from the observation and the agent's own memory of
@@ -71,7 +75,8 @@ class SearchSettings:
     discard_sims: int = 0
     #: the opponent's choices in this many cards laid after each candidate come from the network
     #: in its seat, not from the exact solve (``agents.search.reply``; 0: all solved). 1, its
-    #: next card: 54.0% against the expert where the solve alone gave 52.9%
+    #: next card: 54.0% against the expert where the solve alone gave 52.9% (3, at 64 deals:
+    #: 53.3%, no better)
     reply: int = 1
     #: after an opponent's card the network lays with a probability under this, the rest of the
     #: play is solved exactly (only with ``reply`` above 1)
@@ -253,7 +258,8 @@ class ChampionSearchAgent:
 
     def _opponent_policy(self, rows: np.ndarray, obs: np.ndarray,
                          masks: np.ndarray) -> np.ndarray:
-        """The network's probabilities of the opponent's cards in its seat of each sampled deal."""
+        """The network's probabilities of the opponent's cards in its seat of each sampled deal
+        (with ``standard_prior``, mixed with standard's card by the styles' probabilities)."""
         logits = self.policy.logits_batch(obs, masks)
         probs = legal_softmax(logits, masks, self.settings.reply_temperature)
         if self.styles is None:
