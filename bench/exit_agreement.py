@@ -5,9 +5,8 @@ a choice), every network of the run (the start and each generation's fitted ``be
 what it would lay from the same observation and mask. The table gives, per recording and network,
 the share of decisions on which the network lays the search's card: over all of them, over the
 departures (the decisions where the search laid another card than the start network would) and
-over the rest. The
-departures are where a generation can gain on the one before; the fitted network has seen every
-one of its own recording's decisions in its fit.
+over the rest. The departures are where a generation can gain on the one before; the fitted
+network has seen every one of its own recording's decisions in its fit.
 
     PYTHONPATH=. python bench/exit_agreement.py runs/exit/crib_v0-points-game__exit__0__*
 """

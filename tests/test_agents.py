@@ -55,13 +55,17 @@ def play_checked(agents, seed: int, target: int) -> int:
 # Legal moves only, from the observation only
 
 
+def _standard_and_others():
+    """A standard agent and the three levels it meets, seeded as the masked-action tests expect."""
+    return StandardAgent(9), [RandomAgent(10), GreedyAgent(11), StandardAgent(12)]
+
+
 def test_no_agent_ever_plays_a_masked_action():
     """Thousands of games (short ones, to 31 points) between the scripted levels, both seats."""
     cheap = [(RandomAgent(1), GreedyAgent(2)), (GreedyAgent(3), RandomAgent(4)),
              (GreedyAgent(5), GreedyAgent(6)), (RandomAgent(7), RandomAgent(8))]
     decisions = sum(play_checked(list(cheap[i % 4]), i, 31) for i in range(1600))
-    standard = StandardAgent(9)
-    others = [RandomAgent(10), GreedyAgent(11), StandardAgent(12)]
+    standard, others = _standard_and_others()
     decisions += sum(play_checked([standard, others[i % 3]][::1 - 2 * (i // 3 % 2)], i, 31)
                      for i in range(300))
     assert decisions > 50_000
@@ -69,11 +73,9 @@ def test_no_agent_ever_plays_a_masked_action():
 
 def test_the_expert_never_plays_a_masked_action():
     """The expert against the scripted levels (short games, both seats), then whole games."""
-    standard = StandardAgent(9)
-    others = [RandomAgent(10), GreedyAgent(11), StandardAgent(12)]
-    decisions = 0
+    standard, others = _standard_and_others()
     expert = ExpertAgent(13, sims=12, discard_sims=12)
-    decisions += sum(play_checked([expert, others[i % 3]][::1 - 2 * (i // 3 % 2)], i, 31)
+    decisions = sum(play_checked([expert, others[i % 3]][::1 - 2 * (i // 3 % 2)], i, 31)
                      for i in range(60))
     decisions += sum(play_checked([expert, standard][::1 - 2 * (i % 2)], 1000 + i, 121)
                      for i in range(4))

@@ -163,6 +163,14 @@ def test_settings_from_the_name_and_their_errors():
         make_agent("champion-search:reply=8")
     with pytest.raises(ValueError, match="standard_prior must be in 0..1 \\(1 excluded\\), got 1.0"):
         make_agent("champion-search:standard_prior=1")
+    with pytest.raises(ValueError, match="unknown setting 'simz=3'"):
+        make_agent("champion-search:simz=3")
+    with pytest.raises(ValueError, match="sims must be a int, got 'many'"):
+        make_agent("champion-search:sims=many")
+    with pytest.raises(ValueError, match="sims must be at least 1"):
+        make_agent("champion-search:sims=0")
+    with pytest.raises(ValueError, match="discard_sims must not be negative"):
+        make_agent("champion-search:discard_sims=-1")
 
 
 def test_the_style_that_explains_the_plays_gains_weight_deal_by_deal():
@@ -188,14 +196,6 @@ def test_the_style_that_explains_the_plays_gains_weight_deal_by_deal():
                                           0.25 * styles.probs[0] + styles.probs[1]]])
     styles.reset()
     np.testing.assert_allclose(styles.probs, [0.8, 0.2])
-    with pytest.raises(ValueError, match="unknown setting 'simz=3'"):
-        make_agent("champion-search:simz=3")
-    with pytest.raises(ValueError, match="sims must be a int, got 'many'"):
-        make_agent("champion-search:sims=many")
-    with pytest.raises(ValueError, match="sims must be at least 1"):
-        make_agent("champion-search:sims=0")
-    with pytest.raises(ValueError, match="discard_sims must not be negative"):
-        make_agent("champion-search:discard_sims=-1")
 
 
 class KeepAndLowest:

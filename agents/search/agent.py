@@ -277,13 +277,13 @@ class ChampionSearchAgent:
                                             view.target, obs, masks, chosen)
         if not informative.any():
             return np.ones(n)
-        logits = self.policy.logits_batch(obs[informative], masks[informative])
-        weights = play_likelihood(logits, masks[informative], chosen[informative], informative,
+        obs, masks, chosen = obs[informative], masks[informative], chosen[informative]
+        weights = play_likelihood(self.policy.logits_batch(obs, masks), masks, chosen, informative,
                                   n, self.settings.floor, self.settings.temperature)
         if self.styles is not None:
-            as_standard = self.standard.act_batch(obs[informative], masks[informative])
-            standard = choice_likelihood((as_standard == chosen[informative]).astype(float),
-                                         informative, n, self.settings.floor)
+            as_standard = self.standard.act_batch(obs, masks)
+            standard = choice_likelihood((as_standard == chosen).astype(float), informative, n,
+                                         self.settings.floor)
             weights = self.styles.sample_weights(np.stack([weights, standard]))
         return weights if weights.sum() > 0 else np.ones(n)
 
