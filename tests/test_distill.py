@@ -104,6 +104,31 @@ def test_a_distill_run_learns_the_teachers_choices(tmp_path: Path) -> None:
     assert evals[-1]["results"]["greedy"]["win_rate"] > evals[0]["results"]["greedy"]["win_rate"]
 
 
+def test_a_run_learns_from_earlier_recordings_too(tmp_path: Path) -> None:
+    """``distill.also_from``: the decisions of earlier recordings join the run's own, held out
+    with held out; a folder that holds no finished recording is refused with the config."""
+    earlier = tmp_path / "earlier"
+    assert record(earlier, "greedy", ["standard"], 2, seed=5, progress=False) == 0
+    cfg = distill_config(tmp_path, chunks=2, also_from=[str(earlier)])
+    cfg["train"].update(total_timesteps=512, save_every=512)
+    cfg["eval"] = {"every": 512, "games": 2, "opponents": ["greedy"], "final_games": 0}
+    run = train(parse_config(cfg), output_dir=tmp_path / "runs")
+    own, own_held, _ = load_recording(tmp_path / "rec", 2)
+    other, other_held, _ = load_recording(earlier, 2)
+    meta = json.loads((run / "latest" / "meta.json").read_text())
+    assert meta["distill"]["decisions"] == len(own) + len(other)
+    assert meta["distill"]["held_out"] == len(own_held) + len(other_held) > 0
+    assert meta["distill"]["also_from"] == [str(earlier)]
+
+    (earlier / "chunk_00000.npz").unlink()  # chunk 1 without chunk 0: unfinished
+    fresh = distill_config(tmp_path / "b", chunks=2, also_from=[str(earlier)])
+    with pytest.raises(ValueError, match="lacks chunk 0: the recording is unfinished"):
+        parse_config(fresh)
+    fresh["distill"]["also_from"] = [str(tmp_path / "nowhere")]
+    with pytest.raises(ValueError, match="nowhere holds no recording"):
+        parse_config(fresh)
+
+
 def test_distill_config_errors() -> None:
     base = distill_config(Path("/tmp"))
     with pytest.raises(ValueError, match="train.engine: python"):

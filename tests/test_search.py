@@ -343,3 +343,22 @@ def test_tiny_expert_iteration_writes_generations_and_resumes(tmp_path):
     assert again == run
     assert {p: p.stat().st_mtime_ns for p in run.rglob("*.npz")} == before
     assert (run / "gen_2" / "generation.json").exists()
+
+
+def test_expert_iteration_can_keep_every_earlier_generations_recording(tmp_path):
+    """``exit.keep_recordings``: generation g learns from generations 1..g-1's recordings too."""
+    from training.algos.distill_recording import record
+    from training.algos.exit import generation_config
+    from training.config import RunConfig
+
+    data = _tiny_exit_config(tmp_path, "champion")
+    cfg = RunConfig.model_validate({**data, "exit": {**data["exit"], "keep_recordings": True}})
+    for g in (1, 2):
+        assert record(tmp_path / f"gen_{g}" / "recording", "greedy", ["random"], 1, seed=g,
+                      progress=False) == 0
+    assert generation_config(cfg, 1, "champion", tmp_path / "gen_1").distill.also_from == []
+    third = generation_config(cfg, 3, "champion", tmp_path / "gen_3").distill
+    assert third.also_from == [str(tmp_path / f"gen_{g}" / "recording") for g in (1, 2)]
+    assert third.recording == str(tmp_path / "gen_3" / "recording")
+    plain = RunConfig.model_validate(data)  # off by default: its own recording alone
+    assert generation_config(plain, 3, "champion", tmp_path / "gen_3").distill.also_from == []

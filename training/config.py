@@ -168,7 +168,21 @@ class DistillConfig(_Section):
     recording: str | None = Field(
         None, description="folder of the recording (reused where it holds the same teacher, "
                           "opponents and seed); default: recording/ in the run folder")
+    also_from: list[str] = Field(default_factory=list, description=(
+        "finished recordings (folders, each as a distillation run wrote it) whose decisions are "
+        "learned from beside this run's own; their held-out chunks stay held out"))
     workers: int = Field(1, ge=1, le=64, description="processes recording games")
+
+    @field_validator("also_from")
+    @classmethod
+    def _also_from(cls, value: list[str]) -> list[str]:
+        from pathlib import Path
+
+        from .algos.distill_recording import finished_chunks
+
+        for folder in value:
+            finished_chunks(Path(folder))  # raises where it holds no finished recording
+        return value
     ray: str | None = Field(None, description=(
         "record the chunks as Ray tasks: 'local' (a Ray on this machine), 'auto' (this machine's "
         "cluster) or HOST:PORT; crib train --ray sets it. The chunks are the same as local ones"))
@@ -199,6 +213,9 @@ class ExitConfig(_Section):
     eval_workers: int = Field(1, ge=1, le=64, description="processes playing them")
     opponents: list[str] = Field(["expert", "standard"], description=(
         "besides the previous generation, who each generation's network plays"))
+    keep_recordings: bool = Field(False, description=(
+        "each generation learns from every earlier generation's recording too "
+        "(distill.also_from), not from its own alone"))
 
     @field_validator("search")
     @classmethod

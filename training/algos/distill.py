@@ -30,7 +30,7 @@ from torch import nn
 from crib_env.cards import N_CARDS
 
 from ..trainer import Trainer, initial_network, progress_bar
-from .distill_recording import load_recording, record, recorded_without_margins, rotation
+from .distill_recording import finished_chunks, load_recordings, record, recorded_without_margins, rotation
 
 #: the logit given to illegal cards in the loss (far below any legal one)
 ILLEGAL_LOGIT = -1e9
@@ -114,10 +114,11 @@ class DistillTrainer(Trainer):
         self.n_updates = 0
         self.recording = Path(d.recording) if d.recording else self.run_dir / "recording"
         opponents = rotation([(o.agent, o.weight) for o in cfg.opponents])
-        if d.soft > 0 and self.recording.exists():
-            old = recorded_without_margins(self.recording)
+        earlier = [(Path(folder), finished_chunks(Path(folder))) for folder in d.also_from]
+        for folder in [self.recording, *(folder for folder, _ in earlier)]:
+            old = recorded_without_margins(folder) if d.soft > 0 and folder.exists() else []
             if old:
-                raise ValueError(f"distill.soft: {len(old)} chunks of {self.recording} (the "
+                raise ValueError(f"distill.soft: {len(old)} chunks of {folder} (the "
                                  f"first: {old[0].name}) hold the teacher's cards without its "
                                  f"values; record into a new distill.recording or set "
                                  f"distill.soft: 0")
@@ -129,19 +130,22 @@ class DistillTrainer(Trainer):
         if missing:  # stopped while recording: train() saves step 0 and the run resumes here
             self.data = None
             return
-        self.data, held, self.recording_seconds = load_recording(self.recording, d.chunks)
+        self.data, held, self.recording_seconds = load_recordings([(self.recording, d.chunks),
+                                                                   *earlier])
         self.held = (torch.from_numpy(network_input_batch(held.obs, held.masks,
                                                           cfg.policy.features)),
                      torch.from_numpy(held.masks), torch.from_numpy(held.cards.astype(np.int64)))
         if d.soft == 0:
             self.data.margins = None  # the cards alone: no need to keep the values in memory
         print(f"distill: {len(self.data):,} decisions to learn from, {len(held):,} held out, "
-              f"recorded in {self.recording}", flush=True)
+              f"recorded in {self.recording} and {len(earlier)} earlier recordings", flush=True)
 
     def extra_info(self) -> dict[str, Any]:
         if self.data is None:
             return {}
-        return {"distill": {"recording": str(self.recording), "decisions": len(self.data),
+        return {"distill": {"recording": str(self.recording),
+                            "also_from": list(self.cfg.distill.also_from),
+                            "decisions": len(self.data),
                             "held_out": len(self.held[2]),
                             "recording_seconds": round(self.recording_seconds, 1)}}
 

@@ -243,3 +243,30 @@ def load_recording(folder: Path, chunks: int) -> tuple[Decisions, Decisions, flo
 
     return join(parts[False]), join(parts[True]), seconds
 
+
+def _concatenate(parts: Sequence[Decisions]) -> Decisions:
+    margins = (None if any(part.margins is None for part in parts)
+               else np.concatenate([part.margins for part in parts]))
+    return Decisions(*(np.concatenate([getattr(part, k) for part in parts])
+                       for k in ("obs", "masks", "cards")), margins)
+
+
+def finished_chunks(folder: Path) -> int:
+    """How many chunks an earlier recording (``distill.also_from``) holds, all of them on disk."""
+    numbers = sorted(int(p.stem.split("_")[1]) for p in folder.glob("chunk_*.npz"))
+    if not (folder / SPEC_FILE).exists() or not numbers:
+        raise ValueError(f"distill.also_from: {folder} holds no recording (a {SPEC_FILE} and "
+                         f"its chunks)")
+    if len(numbers) != numbers[-1] + 1:
+        missing = sorted(set(range(numbers[-1] + 1)) - set(numbers))
+        raise ValueError(f"distill.also_from: {folder} lacks chunk {missing[0]}: the recording "
+                         f"is unfinished")
+    return len(numbers)
+
+
+def load_recordings(parts: Sequence[tuple[Path, int]]) -> tuple[Decisions, Decisions, float]:
+    """``load_recording`` of each (folder, chunks), joined: training with training, held out with
+    held out."""
+    loaded = [load_recording(folder, chunks) for folder, chunks in parts]
+    return (_concatenate([part[0] for part in loaded]), _concatenate([part[1] for part in loaded]),
+            sum(part[2] for part in loaded))

@@ -44,8 +44,10 @@ def generation_config(cfg: RunConfig, generation: int, previous: Path | str,
                 seed=cfg.seed + generation)
     from agents.search import with_network
 
+    earlier = ([str(folder.parent / GENERATION_FOLDER.format(g) / "recording")
+                for g in range(1, generation)] if cfg.exit.keep_recordings else [])
     data["distill"].update(teacher=with_network(cfg.exit.search, previous),
-                           recording=str(folder / "recording"))
+                           recording=str(folder / "recording"), also_from=earlier)
     return RunConfig.model_validate(data)
 
 
