@@ -5,8 +5,11 @@ a choice), every network of the run (the start and each generation's fitted ``be
 what it would lay from the same observation and mask. The table gives, per recording and network,
 the share of decisions on which the network lays the search's card: over all of them, over the
 departures (the decisions where the search laid another card than the start network would) and
-over the rest. The departures are where a generation can gain on the one before; the fitted
-network has seen every one of its own recording's decisions in its fit.
+over the rest. The departures are where a generation can gain on the one before. Every fit
+learns from the training chunks only, so the last column, the departures of the held-out chunks
+(every ``HELD_OUT_EVERY``-th, the same numbers in every recording), is what no network has seen:
+how much of the search a network takes in beyond the decisions it was shown. ``--net NAME=PATH``
+adds networks fitted elsewhere (a fit on several recordings, ``distill.also_from``).
 
     PYTHONPATH=. python bench/exit_agreement.py runs/exit/crib_v0-points-game__exit__0__*
 """
@@ -23,6 +26,7 @@ import torch
 
 from agents.learned import load_learned_agent
 from agents.registry import make_agent
+from training.algos.distill_recording import HELD_OUT_EVERY
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import cpu_model  # noqa: E402
@@ -30,13 +34,17 @@ from bench_train import cpu_model  # noqa: E402
 BATCH = 4096
 
 
-def recording(folder: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Observations, masks and the search's cards of every chunk of a generation's recording."""
-    chunks = [np.load(path) for path in sorted(folder.glob("chunk_*.npz"))]
-    if not chunks:
+def recording(folder: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Observations, masks and the search's cards of every chunk of a generation's recording, and
+    whether each decision's chunk is held out of the fits."""
+    paths = sorted(folder.glob("chunk_*.npz"))
+    if not paths:
         raise SystemExit(f"no recorded chunks in {folder}")
-    return tuple(np.concatenate([chunk[key] for chunk in chunks])  # type: ignore[return-value]
-                 for key in ("obs", "masks", "cards"))
+    chunks = [np.load(path) for path in paths]
+    held = [np.full(len(chunk["cards"]), int(path.stem.split("_")[1]) % HELD_OUT_EVERY == 0)
+            for path, chunk in zip(paths, chunks, strict=True)]
+    return (*(np.concatenate([chunk[key] for chunk in chunks])  # type: ignore[return-value]
+              for key in ("obs", "masks", "cards")), np.concatenate(held))
 
 
 def choices(agent, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -53,6 +61,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="the exit run's folder (holding gen_1, gen_2, ...)")
     parser.add_argument("--start", default="champion", help="the network generation 1 started from")
+    parser.add_argument("--net", action="append", default=[], metavar="NAME=PATH",
+                        help="another network to compare (repeatable)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     gens = sorted((p for p in args.run.glob("gen_*") if (p / "recording").is_dir()),
@@ -64,22 +74,30 @@ def main() -> None:
         best = sorted(gen.glob("*/best"))
         if best:
             nets[gen.name] = load_learned_agent(best[0])
+    for item in args.net:
+        name, sep, path = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--net {item!r}: expected NAME=PATH")
+        nets[name] = load_learned_agent(path)
     print(f"{cpu_model()}, load {os.getloadavg()[0]:.2f}")
     print(f"{'recording':<10}{'decisions':>10}{'departures':>11}  {'network':<18}"
-          f"{'agrees, all':>12}{'on departures':>15}{'on the rest':>13}")
+          f"{'agrees, all':>12}{'on departures':>15}{'on the rest':>13}"
+          f"{'held-out departures':>21}")
     for gen in gens:
-        obs, masks, cards = recording(gen / "recording")
+        obs, masks, cards, held = recording(gen / "recording")
         keep = masks.sum(axis=1) > 1
-        obs, masks, cards = obs[keep], masks[keep], cards[keep]
+        obs, masks, cards, held = obs[keep], masks[keep], cards[keep], held[keep]
         start = None
         for name, agent in nets.items():
             picked = choices(agent, obs, masks)
             if start is None:
                 start = picked
             away = start != cards
+            unseen = away & held
             print(f"{gen.name:<10}{cards.size:>10}{int(away.sum()):>11}  {name:<18}"
                   f"{np.mean(picked == cards):>12.3f}{np.mean(picked[away] == cards[away]):>15.3f}"
-                  f"{np.mean(picked[~away] == cards[~away]):>13.3f}")
+                  f"{np.mean(picked[~away] == cards[~away]):>13.3f}"
+                  f"{np.mean(picked[unseen] == cards[unseen]):>14.3f} of {int(unseen.sum()):>4}")
 
 
 if __name__ == "__main__":
