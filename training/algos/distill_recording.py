@@ -222,29 +222,25 @@ def recorded_without_margins(folder: Path) -> list[Path]:
 
 def load_recording(folder: Path, chunks: int) -> tuple[Decisions, Decisions, float]:
     """Chunks ``0..chunks-1`` of ``folder`` as (training, held out, recording seconds)."""
-    parts: dict[bool, list[dict[str, np.ndarray]]] = {False: [], True: []}
+    parts: dict[bool, list[Decisions]] = {False: [], True: []}
     seconds = 0.0
     for number in range(chunks):
         path = folder / CHUNK_PATTERN.format(number)
         if not path.exists():
             raise ValueError(f"distill.recording: {path} is missing: the recording is unfinished")
         with np.load(path) as data:
-            parts[number % HELD_OUT_EVERY == 0].append({k: data[k] for k in data.files})
+            parts[number % HELD_OUT_EVERY == 0].append(Decisions(
+                data["obs"], data["masks"], data["cards"],
+                data["margins"] if "margins" in data.files else None))
             seconds += float(data["seconds"]) if "seconds" in data.files else 0.0
-
-    def join(items: list[dict[str, np.ndarray]]) -> Decisions:
-        if not items:
-            return Decisions(np.zeros((0, OBS_SIZE), np.float32), np.zeros((0, N_CARDS), np.int8),
-                             np.zeros(0, np.int16), np.zeros((0, N_CARDS), np.float32))
-        margins = (np.concatenate([item["margins"] for item in items])
-                   if all("margins" in item for item in items) else None)
-        return Decisions(*(np.concatenate([item[k] for item in items])
-                           for k in ("obs", "masks", "cards")), margins)
-
-    return join(parts[False]), join(parts[True]), seconds
+    return _concatenate(parts[False]), _concatenate(parts[True]), seconds
 
 
 def _concatenate(parts: Sequence[Decisions]) -> Decisions:
+    """One set of decisions from several (their values None if any part lacks them)."""
+    if not parts:
+        return Decisions(np.zeros((0, OBS_SIZE), np.float32), np.zeros((0, N_CARDS), np.int8),
+                         np.zeros(0, np.int16), np.zeros((0, N_CARDS), np.float32))
     margins = (None if any(part.margins is None for part in parts)
                else np.concatenate([part.margins for part in parts]))
     return Decisions(*(np.concatenate([getattr(part, k) for part in parts])
@@ -253,7 +249,8 @@ def _concatenate(parts: Sequence[Decisions]) -> Decisions:
 
 def finished_chunks(folder: Path) -> int:
     """How many chunks an earlier recording (``distill.also_from``) holds, all of them on disk."""
-    numbers = sorted(int(p.stem.split("_")[1]) for p in folder.glob("chunk_*.npz"))
+    numbers = sorted(int(p.stem.split("_")[1])
+                     for p in folder.glob(CHUNK_PATTERN.replace("{:05d}", "*")))
     if not (folder / SPEC_FILE).exists() or not numbers:
         raise ValueError(f"distill.also_from: {folder} holds no recording (a {SPEC_FILE} and "
                          f"its chunks)")
