@@ -85,7 +85,8 @@ class SearchSettings:
     reply_temperature: float = 1.0
     #: the prior chance that the opponent pegs by standard's tactics rather than like the
     #: network, updated through the game by how well each explains its plays
-    #: (``agents.search.styles``); 0: the network alone
+    #: (``agents.search.styles``); 0: the network alone. 0.5: 58.95% against standard (the
+    #: default 57.6%), 53.45% against the expert (the default 54.05%)
     standard_prior: float = 0.0
     #: the checkpoint whose network the search uses (empty: the shipped champion); expert
     #: iteration names each generation's network here
