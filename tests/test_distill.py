@@ -129,6 +129,34 @@ def test_a_run_learns_from_earlier_recordings_too(tmp_path: Path) -> None:
         parse_config(fresh)
 
 
+def test_departures_weigh_where_the_teacher_left_the_start_network(tmp_path: Path) -> None:
+    """``distill.departure_weight``: the decisions where the teacher's card is not the start
+    network's count that many times in the loss; the departures come from the start checkpoint."""
+    from agents.registry import CHAMPION_PATH
+    from training.algos.distill import departures, imitation_step
+
+    assert record(tmp_path / "rec", "standard", ["greedy"], 1, seed=3, progress=False) == 0
+    _, data, _ = load_recording(tmp_path / "rec", 1)  # chunk 0 is a held-out chunk
+    start = load_learned_agent(CHAMPION_PATH)
+    away = departures(str(CHAMPION_PATH), data)
+    assert away.shape == (len(data),) and 0 < away.sum() < len(data)
+    assert (away == (start.act_batch(data.obs, data.masks) != data.cards)).all()
+
+    torch.manual_seed(0)
+    net = torch.nn.Linear(4, 52)
+    inputs, masks = torch.randn(3, 4), torch.ones(3, 52, dtype=torch.int8)
+    cards = torch.tensor([1, 2, 3])
+    per_row = torch.nn.functional.cross_entropy(net(inputs), cards, reduction="none").detach()
+    weights = torch.tensor([1.0, 4.0, 1.0])
+    loss = imitation_step(net, torch.optim.SGD(net.parameters(), lr=0.0), inputs, masks, cards,
+                          weights)
+    assert loss == pytest.approx(float((weights * per_row).sum() / 6.0), rel=1e-6)
+    with pytest.raises(ValueError, match="departure_weight: the departures are from the network"):
+        parse_config(distill_config(tmp_path, departure_weight=4.0))
+    weighted = {**distill_config(tmp_path, departure_weight=4.0), "init_from": str(CHAMPION_PATH)}
+    assert parse_config(weighted).distill.departure_weight == 4.0
+
+
 def test_distill_config_errors() -> None:
     base = distill_config(Path("/tmp"))
     with pytest.raises(ValueError, match="train.engine: python"):

@@ -195,6 +195,9 @@ class DistillConfig(_Section):
         "simulated pegging margins, outside the end game)"))
     temperature: float = Field(0.5, gt=0, description="points: the softmax temperature of "
                                                       "the values (distill.soft)")
+    departure_weight: float = Field(1.0, ge=1, le=100, description=(
+        "weight in the loss of the decisions where the teacher chose another card than the "
+        "network it starts from (init_from) would; 1: every decision alike"))
 
 
 class ExitConfig(_Section):
@@ -342,6 +345,10 @@ class RunConfig(_Section):
                                  f"teachers record "
                                  f"per-card values; {self.distill.teacher!r} gives its card "
                                  f"alone (set distill.soft: 0)")
+            if self.algo == "distill" and self.distill.departure_weight != 1 \
+                    and not self.init_from:
+                raise ValueError("distill.departure_weight: the departures are from the network "
+                                 "the fit starts from; set init_from")
         if self.algo == "dmc":
             if self.train.engine != "fast":
                 raise ValueError("algo 'dmc' runs on train.engine: fast only")

@@ -30,7 +30,14 @@ from torch import nn
 from crib_env.cards import N_CARDS
 
 from ..trainer import Trainer, initial_network, progress_bar
-from .distill_recording import finished_chunks, load_recordings, record, recorded_without_margins, rotation
+from .distill_recording import (
+    Decisions,
+    finished_chunks,
+    load_recordings,
+    record,
+    recorded_without_margins,
+    rotation,
+)
 
 #: the logit given to illegal cards in the loss (far below any legal one)
 ILLEGAL_LOGIT = -1e9
@@ -73,14 +80,29 @@ def teacher_targets(cards: torch.Tensor, masks: torch.Tensor, margins: torch.Ten
 
 
 def imitation_step(net: nn.Module, optimizer: torch.optim.Optimizer, inputs: torch.Tensor,
-                   masks: torch.Tensor, targets: torch.Tensor) -> float:
+                   masks: torch.Tensor, targets: torch.Tensor,
+                   weights: torch.Tensor | None = None) -> float:
     """One gradient step of cross-entropy against the teacher's cards, ``targets``: card ids (B,)
-    or distributions over the cards (B, 52) (``teacher_targets``); returns the loss."""
-    loss = nn.functional.cross_entropy(legal_logits(net, inputs, masks), targets)
+    or distributions over the cards (B, 52) (``teacher_targets``), rows weighted by ``weights``
+    (B,) where given; returns the loss."""
+    losses = nn.functional.cross_entropy(legal_logits(net, inputs, masks), targets,
+                                         reduction="none")
+    loss = losses.mean() if weights is None else (weights * losses).sum() / weights.sum()
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
     return float(loss.detach())
+
+
+def departures(start: str, data: Decisions, batch: int = 4096) -> np.ndarray:
+    """Where the teacher's card is not the one the ``start`` checkpoint's network would lay (its
+    card of highest logit), decision by decision."""
+    from agents.learned import load_learned_agent
+
+    agent = load_learned_agent(start)
+    picked = np.concatenate([agent.act_batch(data.obs[i:i + batch], data.masks[i:i + batch])
+                             for i in range(0, len(data), batch)] or [np.zeros(0, np.int64)])
+    return picked != data.cards
 
 
 def agreement(net: nn.Module, inputs: torch.Tensor, masks: torch.Tensor,
@@ -137,6 +159,9 @@ class DistillTrainer(Trainer):
                      torch.from_numpy(held.masks), torch.from_numpy(held.cards.astype(np.int64)))
         if d.soft == 0:
             self.data.margins = None  # the cards alone: no need to keep the values in memory
+        # the start network's departures, from its checkpoint: the same on a resumed fit
+        self.weights = (None if d.departure_weight == 1 else np.where(
+            departures(cfg.init_from, self.data), d.departure_weight, 1.0).astype(np.float32))
         print(f"distill: {len(self.data):,} decisions to learn from, {len(held):,} held out, "
               f"recorded in {self.recording} and {len(earlier)} earlier recordings", flush=True)
 
@@ -188,8 +213,9 @@ class DistillTrainer(Trainer):
                 torch.from_numpy(data.cards[rows].astype(np.int64)), masks,
                 None if data.margins is None else torch.from_numpy(data.margins[rows]),
                 d.soft, d.temperature)
+            weights = None if self.weights is None else torch.from_numpy(self.weights[rows])
             losses.append(imitation_step(self.network, self.optimizer, torch.from_numpy(inputs),
-                                         masks, targets))
+                                         masks, targets, weights))
             self.timings["forward"] += t1 - t0
             self.timings["update"] += time.time() - t1
             self.num_timesteps += len(rows)
