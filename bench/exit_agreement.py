@@ -26,35 +26,24 @@ import torch
 
 from agents.learned import load_learned_agent
 from agents.registry import make_agent
-from training.algos.distill_recording import HELD_OUT_EVERY
+from training.algos.distill import network_cards
+from training.algos.distill_recording import HELD_OUT_EVERY, chunk_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import cpu_model  # noqa: E402
-
-BATCH = 4096
 
 
 def recording(folder: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Observations, masks and the search's cards of every chunk of a generation's recording, and
     whether each decision's chunk is held out of the fits."""
-    paths = sorted(folder.glob("chunk_*.npz"))
-    if not paths:
+    files = chunk_files(folder)
+    if not files:
         raise SystemExit(f"no recorded chunks in {folder}")
-    chunks = [np.load(path) for path in paths]
-    held = [np.full(len(chunk["cards"]), int(path.stem.split("_")[1]) % HELD_OUT_EVERY == 0)
-            for path, chunk in zip(paths, chunks, strict=True)]
-    return (*(np.concatenate([chunk[key] for chunk in chunks])  # type: ignore[return-value]
+    chunks = {number: np.load(path) for number, path in files.items()}
+    held = [np.full(len(chunk["cards"]), number % HELD_OUT_EVERY == 0)
+            for number, chunk in chunks.items()]
+    return (*(np.concatenate([chunk[key] for chunk in chunks.values()])  # type: ignore[return-value]
               for key in ("obs", "masks", "cards")), np.concatenate(held))
-
-
-def choices(agent, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """The card of highest logit among the legal ones, row by row."""
-    out = []
-    for start in range(0, len(obs), BATCH):
-        m = masks[start:start + BATCH]
-        logits = agent.logits_batch(obs[start:start + BATCH], m)
-        out.append(np.argmax(np.where(m > 0, logits, -np.inf), axis=1))
-    return np.concatenate(out)
 
 
 def main() -> None:
@@ -89,7 +78,7 @@ def main() -> None:
         obs, masks, cards, held = obs[keep], masks[keep], cards[keep], held[keep]
         start = None
         for name, agent in nets.items():
-            picked = choices(agent, obs, masks)
+            picked = network_cards(agent, obs, masks)
             if start is None:
                 start = picked
             away = start != cards

@@ -94,15 +94,23 @@ def imitation_step(net: nn.Module, optimizer: torch.optim.Optimizer, inputs: tor
     return float(loss.detach())
 
 
-def departures(start: str, data: Decisions, batch: int = 4096) -> np.ndarray:
-    """Where the teacher's card is not the one the ``start`` checkpoint's network would lay (its
-    card of highest logit), decision by decision."""
+def network_cards(agent: Any, obs: np.ndarray, masks: np.ndarray,
+                  batch: int = 4096) -> np.ndarray:
+    """A learned agent's card of highest logit among the legal ones, row by row, in batches."""
+    out = [np.zeros(0, np.int64)]
+    for start in range(0, len(obs), batch):
+        m = masks[start:start + batch]
+        logits = agent.logits_batch(obs[start:start + batch], m)
+        out.append(np.argmax(np.where(m > 0, logits, -np.inf), axis=1))
+    return np.concatenate(out)
+
+
+def departures(start: str, data: Decisions) -> np.ndarray:
+    """Where the teacher's card is not the one the ``start`` checkpoint's network would lay,
+    decision by decision."""
     from agents.learned import load_learned_agent
 
-    agent = load_learned_agent(start)
-    picked = np.concatenate([agent.act_batch(data.obs[i:i + batch], data.masks[i:i + batch])
-                             for i in range(0, len(data), batch)] or [np.zeros(0, np.int64)])
-    return picked != data.cards
+    return network_cards(load_learned_agent(start), data.obs, data.masks) != data.cards
 
 
 def agreement(net: nn.Module, inputs: torch.Tensor, masks: torch.Tensor,

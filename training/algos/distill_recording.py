@@ -210,10 +210,16 @@ class Decisions:
         return len(self.cards)
 
 
+def chunk_files(folder: Path) -> dict[int, Path]:
+    """The chunks on disk in ``folder``, by number, in order."""
+    return {int(path.stem.split("_")[1]): path
+            for path in sorted(folder.glob(CHUNK_PATTERN.replace("{:05d}", "*")))}
+
+
 def recorded_without_margins(folder: Path) -> list[Path]:
     """The chunks in ``folder`` recorded without the teacher's values (before they were kept)."""
     missing = []
-    for path in sorted(folder.glob(CHUNK_PATTERN.replace("{:05d}", "*"))):
+    for path in chunk_files(folder).values():
         with np.load(path) as data:
             if "margins" not in data.files:
                 missing.append(path)
@@ -249,8 +255,7 @@ def _concatenate(parts: Sequence[Decisions]) -> Decisions:
 
 def finished_chunks(folder: Path) -> int:
     """How many chunks an earlier recording (``distill.also_from``) holds, all of them on disk."""
-    numbers = sorted(int(p.stem.split("_")[1])
-                     for p in folder.glob(CHUNK_PATTERN.replace("{:05d}", "*")))
+    numbers = list(chunk_files(folder))
     if not (folder / SPEC_FILE).exists() or not numbers:
         raise ValueError(f"distill.also_from: {folder} holds no recording (a {SPEC_FILE} and "
                          f"its chunks)")
