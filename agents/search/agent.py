@@ -12,7 +12,8 @@ deal over that many sampled deals (``agents.search.discard``). In the play, for 
    ``agents.search.inference``);
 3. every candidate card is valued on the same draws by the chance to win after the rest of the
    deal: the opponent's choices in the next ``reply`` cards taken from the network in its seat,
-   weighted by its probabilities (``agents.search.reply``; ``reply=0``: solved like the rest),
+   weighted by its probabilities (``agents.search.reply``; ``reply=0``: solved like the rest;
+   with ``own`` the player's own cards there are the network's too, from its own observation),
    then the play solved exactly with both hands known (``agents.search.solve``), the show
    counted, the board position read from the win-odds table.
 
@@ -34,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from crib_env.fast import TO_MOVE
 from crib_env.game import DISCARDS_PER_PLAYER, KEEP_SIZE, Phase
 from crib_env.observation import decode
 
@@ -83,6 +85,10 @@ class SearchSettings:
     reply_prune: float = 0.0
     #: softmax temperature of the network's logits for the opponent's cards
     reply_temperature: float = 1.0
+    #: the player's own cards among those ``reply`` cards are the network's too (its card of
+    #: highest logit from the player's own observation), not the best card of each sampled deal;
+    #: with ``reply=7`` the network plays both seats to the end of the play
+    own: bool = False
     #: the prior chance that the opponent pegs by standard's tactics rather than like the
     #: network, updated through the game by how well each explains its plays
     #: (``agents.search.styles``); 0: the network alone. 0.5: 58.95% against standard (the
@@ -109,6 +115,9 @@ class SearchSettings:
         if not 0 <= self.reply <= MAX_REPLY:
             raise ValueError(f"champion-search: reply must be in 0..{MAX_REPLY} cards, got "
                              f"{self.reply}")
+        if self.own and self.reply == 0:
+            raise ValueError("champion-search: own needs reply of at least 1 (the cards the "
+                             "network lays)")
         if self.tolerance < 0 or self.budget_ms < 0:
             raise ValueError("champion-search: tolerance and budget_ms must not be negative")
 
@@ -253,19 +262,29 @@ class ChampionSearchAgent:
         """``sampling.solved_values`` with the opponent's choices in the next ``reply`` cards
         from the network."""
         rows = after_candidates(position, candidates, kept, discards, n_laid)
-        return answered_values(rows, self.settings.reply, wins, self._opponent_policy,
-                               self.settings.reply_prune).reshape(
-            candidates.size, kept.shape[0])
+        s = self.settings
+        return answered_values(rows, s.reply, wins, self._network_policy, s.reply_prune,
+                               s.own).reshape(candidates.size, kept.shape[0])
 
-    def _opponent_policy(self, rows: np.ndarray, obs: np.ndarray,
-                         masks: np.ndarray) -> np.ndarray:
-        """The network's probabilities of the opponent's cards in its seat of each sampled deal
-        (with ``standard_prior``, mixed with standard's card by the styles' probabilities)."""
+    def _network_policy(self, rows: np.ndarray, obs: np.ndarray,
+                        masks: np.ndarray) -> np.ndarray:
+        """The card probabilities of the seat to move in each row, with one forward pass: for
+        the opponent the network's in its seat of each sampled deal (with ``standard_prior``, mixed
+        with standard's card by the styles' probabilities); for the player (``own``) the card of
+        highest logit, as ``LearnedAgent`` lays it."""
         logits = self.policy.logits_batch(obs, masks)
         probs = legal_softmax(logits, masks, self.settings.reply_temperature)
-        if self.styles is None:
+        player = rows[:, TO_MOVE] == 0
+        if player.any():
+            best = np.argmax(np.where(masks[player] > 0, logits[player], -np.inf), axis=1)
+            probs[player] = 0.0
+            probs[np.flatnonzero(player), best] = 1.0
+        theirs = ~player
+        if self.styles is None or not theirs.any():
             return probs
-        return self.styles.answers(probs, self.standard.act_batch(obs, masks))
+        probs[theirs] = self.styles.answers(probs[theirs],
+                                            self.standard.act_batch(obs[theirs], masks[theirs]))
+        return probs
 
     def _weights(self, view, kept: np.ndarray, discards: np.ndarray) -> np.ndarray:
         history = self.history.arrays()

@@ -10,6 +10,13 @@ after it. The player's own choices in those cards take the best value, as the so
 everything after them is solved exactly. ``k = 1`` lets the network lay the opponent's next card;
 ``k = 3`` its next two when the players alternate.
 
+With ``own`` the player's own choices in those cards come from the network too, from the
+observation the player would have (its own hand and the public plays, never the sampled hand):
+the card of highest logit, as the learned agent lays it. So ``k = 7`` with ``own`` plays the
+network in both seats to the end of the play, a rollout of the policy with no look at hidden
+cards on either side; the player's choice is then one card per observation, not the best card of
+each sampled deal.
+
 The tree is grown one card at a time for all rows of a decision together (``expand``), so the
 network sees every opponent position of one depth in one forward pass, and is then valued from
 the deepest cards back to the candidates (``back_up``).
@@ -45,7 +52,8 @@ _OBS_SIZE = OBS_SIZE
 #: kinds of position in the grown tree
 LEAF, BEST, NETWORK = 0, 1, 2
 
-#: (rows, observations, legal masks) of the opponent's positions -> its probabilities (rows, 52)
+#: (rows, observations, legal masks) of the positions the network chooses in -> the probabilities
+#: (rows, 52) of the seat to move (``rows[:, TO_MOVE]``: 1 the opponent, 0 the player with ``own``)
 OpponentPolicy = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
@@ -83,14 +91,15 @@ def _ranks_to_lay(rows: np.ndarray, r: int) -> int:
 
 
 @njit(cache=True)
-def expand(rows: np.ndarray, cards_left: np.ndarray, wins: np.ndarray):
+def expand(rows: np.ndarray, cards_left: np.ndarray, wins: np.ndarray, own: bool):
     """One depth of the tree: each row's ``kind`` (``LEAF`` with its ``value``, ``BEST`` where the
-    player or a forced opponent moves, ``NETWORK`` where the opponent chooses among two ranks or
-    more), its children ``children[first[r]:first[r + 1]]`` (one per rank it can lay, the card in
-    ``child_card``) and, for the ``NETWORK`` rows ``net_row``, the opponent's observations ``obs``
-    and legal cards ``masks``. ``cards_left`` (per row): cards of the horizon still to lay; at 0
-    the row is solved exactly, at 1 so is a ``BEST`` row (its best child is what the solve
-    finds)."""
+    player or a forced opponent moves, ``NETWORK`` where the opponent, or with ``own`` the player
+    too, chooses among two ranks or more), its children ``children[first[r]:first[r + 1]]`` (one
+    per rank it can lay, the card in ``child_card``) and, for the ``NETWORK`` rows ``net_row``, the
+    observations of the seat to move ``obs`` and its legal cards ``masks``. ``cards_left`` (per
+    row): cards of the horizon still to lay; at 0 the row is solved exactly, at 1 so is a ``BEST``
+    row (its best child is what the solve finds); below 0 the row is never reached (a card the
+    network gives no chance) and is a leaf worth 0."""
     n = rows.shape[0]
     kind = np.zeros(n, dtype=np.int8)
     value = np.zeros(n)
@@ -99,11 +108,13 @@ def expand(rows: np.ndarray, cards_left: np.ndarray, wins: np.ndarray):
     n_net = 0
     for r in range(n):
         count = 0
-        if rows[r, PHASE] >= P_DEAL_OVER:
+        if cards_left[r] < 0:
+            pass
+        elif rows[r, PHASE] >= P_DEAL_OVER:
             value[r] = end_value(rows, r, wins)
         else:
             count = _ranks_to_lay(rows, r) if cards_left[r] > 0 else 0
-            if count > 1 and rows[r, TO_MOVE] == 1:
+            if count > 1 and (rows[r, TO_MOVE] == 1 or own):
                 kind[r] = NETWORK
                 n_net += 1
             elif cards_left[r] > 1:
@@ -138,7 +149,7 @@ def expand(rows: np.ndarray, cards_left: np.ndarray, wins: np.ndarray):
                 child_card[j] = card
                 j += 1
         if kind[r] == NETWORK:
-            encode_obs(rows, r, 1, obs[i])
+            encode_obs(rows, r, rows[r, TO_MOVE], obs[i])
             net_row[i] = r
             i += 1
     return kind, value, first, children, child_card, net_row, obs, masks
@@ -149,7 +160,8 @@ def children_left(cards_left: np.ndarray, kind: np.ndarray, first: np.ndarray,
                   child_card: np.ndarray, net_row: np.ndarray, probs: np.ndarray,
                   prune: float) -> np.ndarray:
     """Cards of the horizon left to each child: one fewer than its parent's, but none (solve it
-    exactly) for an opponent's card the network lays with a probability under ``prune``."""
+    exactly) for a card the network lays with a probability under ``prune``, and -1 (never
+    reached, not searched) for one it gives no chance."""
     out = np.zeros(child_card.size, dtype=np.int64)
     for r in range(kind.size):
         for j in range(first[r], first[r + 1]):
@@ -161,7 +173,9 @@ def children_left(cards_left: np.ndarray, kind: np.ndarray, first: np.ndarray,
             for card in range(_N_CARDS):
                 if _RANK[card] == _RANK[child_card[j]]:
                     p += probs[i, card]
-            if p < prune:
+            if p == 0.0:
+                out[j] = -1
+            elif p < prune:
                 out[j] = 0
     return out
 
@@ -194,15 +208,17 @@ def back_up(kind: np.ndarray, value: np.ndarray, first: np.ndarray, child_card: 
 
 
 def answered_values(rows: np.ndarray, cards: int, wins: np.ndarray,
-                    opponent: OpponentPolicy, prune: float = 0.0) -> np.ndarray:
+                    policy: OpponentPolicy, prune: float = 0.0, own: bool = False) -> np.ndarray:
     """Player 0's chance to win from each row when the opponent's choices in the next ``cards``
-    cards laid come from ``opponent`` and the player's take the best value; the rest of the play
-    solved exactly, as is everything after an opponent's card of probability under ``prune``."""
+    cards laid come from ``policy`` and the player's take the best value (with ``own``: come from
+    ``policy`` too); the rest of the play solved exactly, as is everything after a card of
+    probability under ``prune``."""
     levels = []
     left = np.full(len(rows), cards, dtype=np.int64)
     while len(rows):
-        kind, value, first, children, child_card, net_row, obs, masks = expand(rows, left, wins)
-        probs = (opponent(rows[net_row], obs, masks) if net_row.size
+        kind, value, first, children, child_card, net_row, obs, masks = expand(rows, left, wins,
+                                                                               own)
+        probs = (policy(rows[net_row], obs, masks) if net_row.size
                  else np.zeros((0, _N_CARDS)))
         levels.append((kind, value, first, child_card, net_row, probs))
         left = children_left(left, kind, first, child_card, net_row, probs, prune)
