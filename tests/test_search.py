@@ -98,8 +98,10 @@ def _sampled_deals(game: Game, n: int, seed: int):
     return play_position(view), candidates, kept, discards, n_laid
 
 
-@pytest.mark.parametrize("cards, prune", [(1, 0.0), (3, 0.0), (3, 0.3), (5, 0.0)])
-def test_answers_taken_as_the_solve_would_take_them_give_the_solved_values(cards, prune):
+@pytest.mark.parametrize("cards, prune, own", [(1, 0.0, False), (3, 0.0, False), (3, 0.3, False),
+                                               (5, 0.0, False), (3, 0.0, True), (7, 0.0, True),
+                                               (7, 0.3, True)])
+def test_answers_taken_as_the_solve_would_take_them_give_the_solved_values(cards, prune, own):
     from agents.search.reply import after_candidates, answered_values
 
     game = _play_position(3, cards_played=1)
@@ -107,16 +109,20 @@ def test_answers_taken_as_the_solve_would_take_them_give_the_solved_values(cards
     rows = after_candidates(position, candidates, kept, discards, n_laid)
     stack = new_stack()
     calls = []
+    seats = set()
 
-    def as_the_solve(at, obs, masks):  # the opponent's best answer, as the solve takes it
+    def as_the_solve(at, obs, masks):  # each seat's best card, as the solve takes it
         calls.append(len(at))
         probs = np.zeros(masks.shape)
         for r in range(len(at)):
+            seat = int(at[r, fast.TO_MOVE])
+            seats.add(seat)
             legal = np.flatnonzero(masks[r])
             assert len(legal) >= 2 and obs[r].sum() > 0
-            assert set(legal) <= set(int(c) for c in fast.cards_of(int(at[r, fast.HAND + 1])))
+            assert set(legal) <= set(int(c) for c in fast.cards_of(int(at[r, fast.HAND + seat])))
             values = [solve_after(at[r], int(c), WINS, stack) for c in legal]
-            probs[r, legal[int(np.argmin(values))]] = 1.0
+            pick = np.argmax(values) if seat == 0 else np.argmin(values)
+            probs[r, legal[int(pick)]] = 1.0
         return probs
 
     def uniform(at, obs, masks):
@@ -124,13 +130,48 @@ def test_answers_taken_as_the_solve_would_take_them_give_the_solved_values(cards
         return masks / masks.sum(axis=1, keepdims=True)
 
     solved = solved_values(position, candidates, kept, discards, n_laid, WINS)
-    answered = answered_values(rows, cards, WINS, as_the_solve, prune).reshape(solved.shape)
+    answered = answered_values(rows, cards, WINS, as_the_solve, prune, own).reshape(solved.shape)
     np.testing.assert_allclose(answered, solved)
-    assert calls[0] >= 6  # one forward pass per depth with an opponent's choice in it
+    assert calls[0] >= 6  # one forward pass per depth with a choice in it
     assert len(calls) == 1 if cards == 1 else len(calls) >= 2
+    assert seats == ({0, 1} if own else {1})  # the player's cards go to the network only with own
+    if own:
+        return
     calls.clear()
     weaker = answered_values(rows, cards, WINS, uniform, prune).reshape(solved.shape)
     assert (weaker >= solved - 1e-12).all() and (weaker > solved + 1e-6).any()
+
+
+def test_rollouts_of_all_rows_together_equal_one_row_at_a_time():
+    """The network in both seats to the end of the play (``reply=7`` with ``own``): stepping every
+    candidate and sampled deal together gives each row the value it gets alone."""
+    from agents.search.reply import after_candidates, answered_values
+
+    game = _play_position(5, cards_played=1)
+    position, candidates, kept, discards, n_laid = _sampled_deals(game, 10, 2)
+    rows = after_candidates(position, candidates, kept, discards, n_laid)
+    passes = []
+
+    def lowest_card_or_uniform(at, obs, masks):  # the player lays its lowest card
+        passes.append(len(at))
+        probs = masks / masks.sum(axis=1, keepdims=True)
+        player = np.flatnonzero(at[:, fast.TO_MOVE] == 0)
+        probs[player] = 0.0
+        probs[player, masks[player].argmax(axis=1)] = 1.0
+        return probs
+
+    together = answered_values(rows, 7, WINS, lowest_card_or_uniform, 0.0, True)
+    batched_passes = len(passes)
+    alone = np.array([answered_values(rows[r:r + 1], 7, WINS, lowest_card_or_uniform, 0.0, True)[0]
+                      for r in range(len(rows))])
+    np.testing.assert_allclose(together, alone, rtol=0, atol=1e-12)
+    assert len(together) == candidates.size * 10 and 0 < together.min() <= together.max() < 1
+    assert batched_passes <= 7 < len(passes) - batched_passes  # one pass per depth, not per row
+    def uniform(at, obs, masks):
+        return masks / masks.sum(axis=1, keepdims=True)
+
+    best_own = answered_values(rows, 7, WINS, uniform, 0.0, False)  # the player's best cards
+    assert (together <= best_own + 1e-12).all() and (together < best_own - 1e-9).any()
 
 
 def test_throw_values_match_minimax_over_the_rules_engine():
@@ -159,6 +200,10 @@ def test_settings_from_the_name_and_their_errors():
     assert agent.settings == SearchSettings(sims=16, floor=0.2, model=False, reply=0)
     deeper = make_agent("champion-search:reply=3,reply_prune=0.05", seed=0).settings
     assert (deeper.reply, deeper.reply_prune) == (3, 0.05)
+    rollout = make_agent("champion-search:reply=7,own=1", seed=0).settings
+    assert (rollout.reply, rollout.own) == (7, True)
+    with pytest.raises(ValueError, match="own needs reply of at least 1"):
+        make_agent("champion-search:reply=0,own=1")
     with pytest.raises(ValueError, match="reply must be in 0..7 cards, got 8"):
         make_agent("champion-search:reply=8")
     with pytest.raises(ValueError, match="standard_prior must be in 0..1 \\(1 excluded\\), got 1.0"):
@@ -246,6 +291,7 @@ def _first_deal(agent, opponent_six, keep):
 
 @pytest.mark.parametrize("spec", ["champion-search:sims=32,discard_sims=8",  # the network answers
                                   "champion-search:sims=16,reply=3,reply_prune=0.05",  # deeper
+                                  "champion-search:sims=16,reply=7,own=1",  # network rollouts
                                   "champion-search:sims=16,standard_prior=0.5",  # two styles
                                   "champion-search:sims=16,reply=0"])  # the solve answers
 def test_decisions_do_not_depend_on_the_hidden_cards(spec):
