@@ -202,6 +202,10 @@ def test_settings_from_the_name_and_their_errors():
     assert (deeper.reply, deeper.reply_prune) == (3, 0.05)
     rollout = make_agent("champion-search:reply=7,own=1", seed=0).settings
     assert (rollout.reply, rollout.own) == (7, True)
+    sharp = make_agent("champion-search:standard_prior=0.5,standard_floor=0.01", seed=0).settings
+    assert (sharp.floor, sharp.standard_floor) == (0.1, 0.01)
+    with pytest.raises(ValueError, match="standard_floor must be in 0..1, got 1.5"):
+        make_agent("champion-search:standard_floor=1.5")
     with pytest.raises(ValueError, match="own needs reply of at least 1"):
         make_agent("champion-search:reply=0,own=1")
     with pytest.raises(ValueError, match="reply must be in 0..7 cards, got 8"):
@@ -293,6 +297,7 @@ def _first_deal(agent, opponent_six, keep):
                                   "champion-search:sims=16,reply=3,reply_prune=0.05",  # deeper
                                   "champion-search:sims=16,reply=7,own=1",  # network rollouts
                                   "champion-search:sims=16,standard_prior=0.5",  # two styles
+                                  "champion-search:sims=16,standard_prior=0.5,standard_floor=0.01",
                                   "champion-search:sims=16,reply=0"])  # the solve answers
 def test_decisions_do_not_depend_on_the_hidden_cards(spec):
     keep = parse_cards("2C 3D 8H 9S")

@@ -94,6 +94,9 @@ class SearchSettings:
     #: (``agents.search.styles``); 0: the network alone. 0.5: 58.95% against standard (the
     #: default 57.6%), 53.45% against the expert (the default 54.05%)
     standard_prior: float = 0.0
+    #: the standard style's likelihood of a play standard would not have made with a sampled
+    #: hand (standard's tactics are deterministic, so a low floor reads its hands sharply)
+    standard_floor: float = 0.1
     #: the checkpoint whose network the search uses (empty: the shipped champion); expert
     #: iteration names each generation's network here
     net: str = ""
@@ -107,8 +110,10 @@ class SearchSettings:
         if not 0.0 <= self.standard_prior < 1.0:
             raise ValueError(f"champion-search: standard_prior must be in 0..1 (1 excluded), got "
                              f"{self.standard_prior}")
-        if not 0.0 <= self.floor <= 1.0:
-            raise ValueError(f"champion-search: floor must be in 0..1, got {self.floor}")
+        for name in ("floor", "standard_floor"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"champion-search: {name} must be in 0..1, got "
+                                 f"{getattr(self, name)}")
         if self.temperature <= 0 or self.reply_temperature <= 0:
             raise ValueError(f"champion-search: temperature and reply_temperature must be "
                              f"positive, got {self.temperature} and {self.reply_temperature}")
@@ -303,7 +308,7 @@ class ChampionSearchAgent:
         if self.styles is not None:
             as_standard = self.standard.act_batch(obs, masks)
             standard = choice_likelihood((as_standard == chosen).astype(float), informative, n,
-                                         self.settings.floor)
+                                         self.settings.standard_floor)
             weights = self.styles.sample_weights(np.stack([weights, standard]))
         return weights if weights.sum() > 0 else np.ones(n)
 

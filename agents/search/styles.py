@@ -7,8 +7,8 @@ opponent plays as ``standard`` does, the search keeps two styles, the network an
 weighs them by how well each explains the opponent's plays:
 
 * a sampled deal's weight is the mixture ``sum_t P(t) L_t(s)`` of its likelihoods under each
-  style (``L_standard``: ``floor`` for each of the opponent's plays standard would not have made
-  with that hand, 1 for each it would);
+  style (``L_standard``: ``standard_floor`` for each of the opponent's plays standard would not
+  have made with that hand, 1 for each it would);
 * ``P(t)`` is the prior times each style's evidence over the game's earlier deals and this one so
   far, the evidence of a deal being the mean likelihood of its plays over the sampled deals;
 * the opponent's answers in the search are the mixture of the network's probabilities and
