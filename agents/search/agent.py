@@ -87,7 +87,8 @@ class SearchSettings:
     reply_temperature: float = 1.0
     #: the player's own cards among those ``reply`` cards are the network's too (its card of
     #: highest logit from the player's own observation), not the best card of each sampled deal;
-    #: with ``reply=7`` the network plays both seats to the end of the play
+    #: with ``reply=7`` the network plays both seats to the end of the play (with sims=64 and
+    #: reply_prune=0.05: 53.95% against the expert, level with the default's 54.05%)
     own: bool = False
     #: the prior chance that the opponent pegs by standard's tactics rather than like the
     #: network, updated through the game by how well each explains its plays
@@ -95,7 +96,8 @@ class SearchSettings:
     #: default 57.6%), 53.45% against the expert (the default 54.05%)
     standard_prior: float = 0.0
     #: the standard style's likelihood of a play standard would not have made with a sampled
-    #: hand (standard's tactics are deterministic, so a low floor reads its hands sharply)
+    #: hand (standard's tactics are deterministic, so a low floor reads its hands sharply;
+    #: 0.01 with standard_prior=0.5: 58.75% against standard, level with 0.1's 58.95%)
     standard_floor: float = 0.1
     #: the checkpoint whose network the search uses (empty: the shipped champion); expert
     #: iteration names each generation's network here
