@@ -54,7 +54,7 @@ LEAF, BEST, NETWORK = 0, 1, 2
 
 #: (rows, observations, legal masks) of the positions the network chooses in -> the probabilities
 #: (rows, 52) of the seat to move (``rows[:, TO_MOVE]``: 1 the opponent, 0 the player with ``own``)
-OpponentPolicy = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+SeatPolicy = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
 @njit(cache=True)
@@ -208,7 +208,7 @@ def back_up(kind: np.ndarray, value: np.ndarray, first: np.ndarray, child_card: 
 
 
 def answered_values(rows: np.ndarray, cards: int, wins: np.ndarray,
-                    policy: OpponentPolicy, prune: float = 0.0, own: bool = False) -> np.ndarray:
+                    policy: SeatPolicy, prune: float = 0.0, own: bool = False) -> np.ndarray:
     """Player 0's chance to win from each row when the opponent's choices in the next ``cards``
     cards laid come from ``policy`` and the player's take the best value (with ``own``: come from
     ``policy`` too); the rest of the play solved exactly, as is everything after a card of
