@@ -218,8 +218,10 @@ def test_settings_from_the_name_and_their_errors():
         make_agent("champion-search:sims=many")
     with pytest.raises(ValueError, match="sims must be at least 1"):
         make_agent("champion-search:sims=0")
-    with pytest.raises(ValueError, match="discard_sims must not be negative"):
+    with pytest.raises(ValueError, match="discard_sims and discard_need must not be negative"):
         make_agent("champion-search:discard_sims=-1")
+    with pytest.raises(ValueError, match="must not be negative, got 8 and -2"):
+        make_agent("champion-search:discard_sims=8,discard_need=-2")
 
 
 def test_the_style_that_explains_the_plays_gains_weight_deal_by_deal():
