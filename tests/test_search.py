@@ -224,6 +224,21 @@ def test_settings_from_the_name_and_their_errors():
         make_agent("champion-search:discard_sims=8,discard_need=-2")
 
 
+@pytest.mark.parametrize("scores, searched", [((0, 0), False), ((60, 90), False),
+                                               ((60, 91), True), ((95, 20), True)])
+def test_discards_are_searched_only_near_the_end_with_discard_need(scores, searched):
+    agent = make_agent("champion-search:discard_sims=4,discard_need=30", seed=0)
+    searched_at = []
+    agent.discard = lambda view, obs, mask: searched_at.append(view.own_score) or int(
+        np.flatnonzero(mask)[0])
+    game = Game(seed=1, first_dealer=0)
+    game.scores = list(scores)
+    card = agent.act(encode(game, game.to_move), game.legal_mask())
+    assert bool(searched_at) == searched
+    if not searched:  # the network's own throw
+        assert card == agent.policy.act(encode(game, game.to_move), game.legal_mask())
+
+
 def test_the_style_that_explains_the_plays_gains_weight_deal_by_deal():
     from agents.search.styles import OpponentStyles
 
