@@ -16,6 +16,11 @@ from .checkpoint import load_network
 from .networks import ACTION_N, network_input, network_input_batch
 
 
+def legal_argmax(scores: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """Each row's legal card of highest score (the first such card on ties)."""
+    return np.argmax(np.where(masks > 0, scores, -np.inf), axis=1)
+
+
 def legal_softmax(logits: np.ndarray, masks: np.ndarray, temperature: float = 1.0) -> np.ndarray:
     """Softmax of each row's logits at ``temperature`` over the cards its mask allows."""
     z = np.where(masks > 0, logits.astype(np.float64) / temperature, -np.inf)
@@ -60,7 +65,7 @@ class LearnedAgent:
             raise ValueError(f"{len(observations)} observations but {len(masks)} action masks")
         logits = self.logits_batch(observations, masks).astype(np.float64)
         if self.deterministic:
-            return np.argmax(np.where(masks > 0, logits, -np.inf), axis=1)
+            return legal_argmax(logits, masks)
         p = legal_softmax(logits, masks)
         return np.array([self.rng.choice(ACTION_N, p=row) for row in p], dtype=np.int64)
 

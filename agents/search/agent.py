@@ -42,8 +42,8 @@ from crib_env.game import DISCARDS_PER_PLAYER, KEEP_SIZE, Phase
 from crib_env.observation import decode
 
 from ..base import legal_cards
-from ..endgame import win_table
-from ..learned import LearnedAgent, legal_softmax
+from ..endgame import ENDGAME_NEED, win_table
+from ..learned import LearnedAgent, legal_argmax, legal_softmax
 from ..opponent_model import MODEL_TABLES, OpponentPlays, opponent_cards
 from ..rollout import play_position
 from ..standard import StandardAgent
@@ -81,7 +81,7 @@ class SearchSettings:
     #: points of the target, where the board decides the throw (0: at every discard). 256 deals
     #: within 30 points: 55.35% against the expert where the network's throws gave 54.05%, with
     #: the same points per game (+1.43 and +1.42): the throws play for the win, not the points
-    discard_need: int = 30
+    discard_need: int = ENDGAME_NEED
     #: the opponent's choices in this many cards laid after each candidate come from the network
     #: in its seat, not from the exact solve (``agents.search.reply``; 0: all solved). 1, its
     #: next card: 54.0% against the expert where the solve alone gave 52.9% (3, at 64 deals:
@@ -296,7 +296,7 @@ class ChampionSearchAgent:
         probs = legal_softmax(logits, masks, self.settings.reply_temperature)
         player = rows[:, TO_MOVE] == 0
         if player.any():
-            best = np.argmax(np.where(masks[player] > 0, logits[player], -np.inf), axis=1)
+            best = legal_argmax(logits[player], masks[player])
             probs[player] = 0.0
             probs[np.flatnonzero(player), best] = 1.0
         theirs = ~player

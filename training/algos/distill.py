@@ -27,6 +27,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.learned import legal_argmax
 from crib_env.cards import N_CARDS
 
 from ..trainer import Trainer, initial_network, progress_bar
@@ -101,7 +102,7 @@ def network_cards(agent: Any, obs: np.ndarray, masks: np.ndarray,
     for start in range(0, len(obs), batch):
         m = masks[start:start + batch]
         logits = agent.logits_batch(obs[start:start + batch], m)
-        out.append(np.argmax(np.where(m > 0, logits, -np.inf), axis=1))
+        out.append(legal_argmax(logits, m))
     return np.concatenate(out)
 
 

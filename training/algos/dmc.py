@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from agents.base import random_legal_cards
+from agents.learned import legal_argmax
 from crib_env.cards import N_CARDS
 from crib_env.game import Phase
 from crib_env.observation import SLICES
@@ -204,7 +205,7 @@ def greedy_cards(net: nn.Module, obs: np.ndarray, masks: np.ndarray) -> np.ndarr
     with torch.inference_mode():
         net.eval()
         q = net(torch.from_numpy(obs))[:, :N_CARDS].numpy()
-    return np.argmax(np.where(masks > 0, q, -np.inf), axis=1)
+    return legal_argmax(q, masks)
 
 
 class DMCTrainer(Trainer):
