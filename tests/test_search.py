@@ -310,7 +310,7 @@ def _first_deal(agent, opponent_six, keep):
     return seen, laid, values
 
 
-@pytest.mark.parametrize("spec", ["champion-search:sims=32,discard_sims=8",  # the network answers
+@pytest.mark.parametrize("spec", ["champion-search:sims=32,discard_sims=8,discard_need=0",  # searched throws
                                   "champion-search:sims=16,reply=3,reply_prune=0.05",  # deeper
                                   "champion-search:sims=16,reply=7,own=1",  # network rollouts
                                   "champion-search:sims=16,standard_prior=0.5",  # two styles
