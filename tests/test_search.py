@@ -204,6 +204,9 @@ def test_settings_from_the_name_and_their_errors():
     assert (rollout.reply, rollout.own) == (7, True)
     sharp = make_agent("champion-search:standard_prior=0.5,standard_floor=0.01", seed=0).settings
     assert (sharp.floor, sharp.standard_floor) == (0.1, 0.01)
+    assert make_agent("champion-search:exact_keep=1", seed=0).settings.exact_keep
+    with pytest.raises(ValueError, match="setting exact_keep must be a bool, got 'yes'"):
+        make_agent("champion-search:exact_keep=yes")
     with pytest.raises(ValueError, match="standard_floor must be in 0..1, got 1.5"):
         make_agent("champion-search:standard_floor=1.5")
     with pytest.raises(ValueError, match="own needs reply of at least 1"):
@@ -315,6 +318,7 @@ def _first_deal(agent, opponent_six, keep):
                                   "champion-search:sims=16,reply=7,own=1",  # network rollouts
                                   "champion-search:sims=16,standard_prior=0.5",  # two styles
                                   "champion-search:sims=16,standard_prior=0.5,standard_floor=0.01",
+                                  "champion-search:sims=16,exact_keep=1,discard_sims=8,discard_need=0",
                                   "champion-search:sims=16,reply=0"])  # the solve answers
 def test_decisions_do_not_depend_on_the_hidden_cards(spec):
     keep = parse_cards("2C 3D 8H 9S")

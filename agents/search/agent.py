@@ -44,7 +44,7 @@ from crib_env.observation import decode
 from ..base import legal_cards
 from ..endgame import ENDGAME_NEED, win_table
 from ..learned import LearnedAgent, legal_argmax, legal_softmax
-from ..opponent_model import MODEL_TABLES, OpponentPlays, opponent_cards
+from ..opponent_model import EXACT_TABLES, MODEL_TABLES, OpponentPlays, opponent_cards
 from ..rollout import play_position
 from ..standard import StandardAgent
 from .discard import discard_position, draw_deals, throw_values
@@ -71,6 +71,9 @@ class SearchSettings:
     temperature: float = 1.0
     #: draw the opponent's hands as an expected-value player keeps them (else uniformly)
     model: bool = True
+    #: that player keeps by the exact analyzer, as standard does away from the end of the game
+    #: (else by the rank-pair crib estimate, as the expert's own draws do)
+    exact_keep: bool = False
     #: stop adding sampled deals once a decision has taken this long (0: no limit). With a limit
     #: the choices depend on the machine's speed, so a seed no longer fixes them.
     budget_ms: float = 0.0
@@ -196,6 +199,7 @@ class ChampionSearchAgent:
         prior = self.settings.standard_prior
         self.styles = OpponentStyles(prior) if prior > 0 else None
         self.standard = StandardAgent() if prior > 0 else None
+        self._tables = EXACT_TABLES if self.settings.exact_keep else MODEL_TABLES
         #: card -> the search's chance to win after laying it, at the last decision it searched
         #: (empty after discards and forced plays): the soft targets of expert iteration
         self.last_values: dict[int, float] = {}
@@ -242,7 +246,7 @@ class ChampionSearchAgent:
         opponent = opponent_cards(view)._replace(held=KEEP_SIZE)  # the four it will keep
         position = discard_position(view.own_score, view.opp_score, view.target, view.is_dealer)
         deals = draw_deals(opponent, s.discard_sims, int(self.rng.integers(2**31 - 1)), s.model,
-                           not view.is_dealer, MODEL_TABLES)
+                           not view.is_dealer, self._tables)
         values = throw_values(position, np.array(hand, dtype=np.int64), throws, *deals,
                               win_table(view.target)).mean(axis=1)
         logits = self.policy.logits(observation, action_mask)
@@ -258,7 +262,7 @@ class ChampionSearchAgent:
         seed = int(self.rng.integers(2**31 - 1))
         opponent = opponent_cards(view)
         kept, discards = draw_opponents(opponent, s.sims, seed, s.model, not view.is_dealer,
-                                        MODEL_TABLES)
+                                        self._tables)
         weights = self._weights(view, kept, discards)
         position = play_position(view)
         wins = win_table(view.target)
