@@ -12,7 +12,7 @@ from agents.search import SearchSettings
 from agents.search.sampling import solved_values
 from agents.search.solve import new_stack, solve_after
 from crib_env import fast
-from crib_env.cards import parse_cards
+from crib_env.cards import RANK, parse_cards
 from crib_env.game import Game, Phase
 from crib_env.observation import decode, encode
 
@@ -142,6 +142,54 @@ def test_answers_taken_as_the_solve_would_take_them_give_the_solved_values(cards
     assert (weaker >= solved - 1e-12).all() and (weaker > solved + 1e-6).any()
 
 
+def _lowest_card_for_the_opponent(at, obs, masks):
+    """A deterministic opponent: its lowest legal card."""
+    probs = np.zeros(masks.shape)
+    probs[np.arange(len(at)), masks.argmax(axis=1)] = 1.0
+    return probs
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_information_set_choices_are_one_card_per_set_of_plays(seed):
+    """``reply=3`` with weights: the player's second card is one card for all sampled deals in
+    which the same cards were laid, the one whose weighted values sum highest (checked against a
+    direct enumeration), never above the per-deal best."""
+    from agents.search.reply import after_candidates, answered_values
+
+    game = _play_position(seed, cards_played=0)  # the pone leads: no go in the first 3 cards
+    position, candidates, kept, discards, n_laid = _sampled_deals(game, 12, seed)
+    n_c, n_s = candidates.size, kept.shape[0]
+    weights = np.random.default_rng(seed).uniform(0.1, 1.0, n_s)
+    rows = after_candidates(position, candidates, kept, discards, n_laid)
+    per_set = answered_values(rows, 3, WINS, _lowest_card_for_the_opponent,
+                              groups=np.repeat(np.arange(n_c), n_s),
+                              weights=np.tile(weights, n_c)).reshape(n_c, n_s)
+    fused = answered_values(rows, 3, WINS, _lowest_card_for_the_opponent).reshape(n_c, n_s)
+    assert (per_set <= fused + 1e-12).all() and (per_set < fused - 1e-9).any()
+
+    expected = np.zeros((n_c, n_s))
+    for c in range(n_c):
+        sets: dict[int, list[tuple[int, dict[int, float]]]] = {}
+        for s in range(n_s):
+            row = rows[c * n_s + s: c * n_s + s + 1].copy()
+            answer = int(np.flatnonzero(fast.legal_bits(row, 0) >> np.arange(52) & 1)[0])
+            fast.apply_action(row, 0, answer)  # the opponent's lowest card
+            assert row[0, fast.TO_MOVE] == 0
+            after = {}
+            for card in np.flatnonzero(fast.legal_bits(row, 0) >> np.arange(52) & 1):
+                child = row.copy()
+                fast.apply_action(child, 0, int(card))
+                after[int(card)] = answered_values(
+                    child, 1, WINS, _lowest_card_for_the_opponent)[0]
+            sets.setdefault(RANK[answer], []).append((s, after))
+        for members in sets.values():
+            cards = members[0][1].keys()
+            best = max(cards, key=lambda k: sum(weights[s] * after[k] for s, after in members))
+            for s, after in members:
+                expected[c, s] = after[best]
+    np.testing.assert_allclose(per_set, expected, atol=1e-12)
+
+
 def test_rollouts_of_all_rows_together_equal_one_row_at_a_time():
     """The network in both seats to the end of the play (``reply=7`` with ``own``): stepping every
     candidate and sampled deal together gives each row the value it gets alone."""
@@ -207,6 +255,10 @@ def test_settings_from_the_name_and_their_errors():
     assert make_agent("champion-search:exact_keep=1", seed=0).settings.exact_keep
     with pytest.raises(ValueError, match="setting exact_keep must be a bool, got 'yes'"):
         make_agent("champion-search:exact_keep=yes")
+    assert make_agent("champion-search:reply=3,infoset=1", seed=0).settings.infoset
+    for spec in ("reply=2,infoset=1", "reply=7,own=1,infoset=1"):
+        with pytest.raises(ValueError, match="infoset needs reply of at least 3"):
+            make_agent(f"champion-search:{spec}")
     with pytest.raises(ValueError, match="standard_floor must be in 0..1, got 1.5"):
         make_agent("champion-search:standard_floor=1.5")
     with pytest.raises(ValueError, match="own needs reply of at least 1"):
@@ -316,6 +368,7 @@ def _first_deal(agent, opponent_six, keep):
 @pytest.mark.parametrize("spec", ["champion-search:sims=32,discard_sims=8,discard_need=0",  # searched throws
                                   "champion-search:sims=16,reply=3,reply_prune=0.05",  # deeper
                                   "champion-search:sims=16,reply=7,own=1",  # network rollouts
+                                  "champion-search:sims=16,reply=3,infoset=1",  # no fusion
                                   "champion-search:sims=16,standard_prior=0.5",  # two styles
                                   "champion-search:sims=16,standard_prior=0.5,standard_floor=0.01",
                                   "champion-search:sims=16,exact_keep=1,discard_sims=8,discard_need=0",

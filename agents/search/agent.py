@@ -100,6 +100,10 @@ class SearchSettings:
     #: with ``reply=7`` the network plays both seats to the end of the play (with sims=64 and
     #: reply_prune=0.05: 53.95% against the expert, level with the default's 54.05%)
     own: bool = False
+    #: the player's own cards among those ``reply`` cards (its second card on) are chosen once per
+    #: information set, the best card over the sampled deals that share the plays so far, not the
+    #: best card of each deal as if it saw that deal's hidden cards (needs ``reply`` of 3 or more)
+    infoset: bool = False
     #: the prior chance that the opponent pegs by standard's tactics rather than like the
     #: network, updated through the game by how well each explains its plays
     #: (``agents.search.styles``); 0: the network alone. 0.5: 58.95% against standard (the
@@ -135,6 +139,9 @@ class SearchSettings:
         if self.own and self.reply == 0:
             raise ValueError("champion-search: own needs reply of at least 1 (the cards the "
                              "network lays)")
+        if self.infoset and (self.reply < 3 or self.own):
+            raise ValueError("champion-search: infoset needs reply of at least 3 (the player's "
+                             "second card is the fourth laid) and not own")
         if self.tolerance < 0 or self.budget_ms < 0:
             raise ValueError("champion-search: tolerance and budget_ms must not be negative")
 
@@ -268,27 +275,37 @@ class ChampionSearchAgent:
         wins = win_table(view.target)
         candidates = np.asarray(legal, dtype=np.int64)
         chunk = BUDGET_CHUNK if s.budget_ms > 0 else s.sims
-        value = self._answered_values if s.reply else solved_values
+        value = self._answered_values if s.reply else self._solved_values
         total = np.zeros(candidates.size)
         mass = 0.0
         for start in range(0, s.sims, chunk):
             stop = min(start + chunk, s.sims)
             values = value(position, candidates, kept[start:stop], discards[start:stop],
-                           opponent.played.size, wins)
+                           opponent.played.size, wins, weights[start:stop])
             total += values @ weights[start:stop]
             mass += weights[start:stop].sum()
             if s.budget_ms > 0 and (time.perf_counter() - started) * 1e3 >= s.budget_ms:
                 break
         return total / mass
 
+    @staticmethod
+    def _solved_values(position: np.ndarray, candidates: np.ndarray, kept: np.ndarray,
+                       discards: np.ndarray, n_laid: int, wins: np.ndarray,
+                       weights: np.ndarray) -> np.ndarray:
+        return solved_values(position, candidates, kept, discards, n_laid, wins)
+
     def _answered_values(self, position: np.ndarray, candidates: np.ndarray, kept: np.ndarray,
-                         discards: np.ndarray, n_laid: int, wins: np.ndarray) -> np.ndarray:
+                         discards: np.ndarray, n_laid: int, wins: np.ndarray,
+                         weights: np.ndarray) -> np.ndarray:
         """``sampling.solved_values`` with the opponent's choices in the next ``reply`` cards
-        from the network."""
+        from the network (with ``infoset``, the player's by information set over ``weights``)."""
         rows = after_candidates(position, candidates, kept, discards, n_laid)
         s = self.settings
+        n = kept.shape[0]
+        per_set = ({"groups": np.repeat(np.arange(candidates.size), n),
+                    "weights": np.tile(weights, candidates.size)} if s.infoset else {})
         return answered_values(rows, s.reply, wins, self._network_policy, s.reply_prune,
-                               s.own).reshape(candidates.size, kept.shape[0])
+                               s.own, **per_set).reshape(candidates.size, n)
 
     def _network_policy(self, rows: np.ndarray, obs: np.ndarray,
                         masks: np.ndarray) -> np.ndarray:

@@ -17,6 +17,13 @@ network in both seats to the end of the play, a rollout of the policy with no lo
 cards on either side; the player's choice is then one card per observation, not the best card of
 each sampled deal.
 
+Without ``own`` the player's best card in each sampled deal is chosen as if it could see that
+deal's hidden cards (strategy fusion). With ``weights`` (the sampled deals' weights) it is chosen
+once per information set instead (``choose_per_information_set``): among the rows of one
+candidate that reached the same plays, the card with the best value summed over them, each row
+weighted by its deal's weight and the network's chance of the opponent's cards on the way; beyond
+the ``k`` cards the solve still sees the sampled deal.
+
 The tree is grown one card at a time for all rows of a decision together (``expand``), so the
 network sees every opponent position of one depth in one forward pass, and is then valued from
 the deepest cards back to the candidates (``back_up``).
@@ -207,23 +214,89 @@ def back_up(kind: np.ndarray, value: np.ndarray, first: np.ndarray, child_card: 
     return out
 
 
+#: one column per rank: a card's column is its rank (cards' probabilities summed by rank)
+_RANK_COLUMNS = np.eye(int(_RANK.max()) + 1)[_RANK]
+
+
+def _children_reach(reach: np.ndarray, kind: np.ndarray, first: np.ndarray,
+                    child_card: np.ndarray, net_row: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """Each child's weight: its parent's, times the network's chance of its rank where the
+    parent is a ``NETWORK`` row."""
+    parent = np.repeat(np.arange(kind.size), np.diff(first))
+    out = reach[parent].copy()
+    net_index = np.full(kind.size, -1)
+    net_index[net_row] = np.arange(net_row.size)
+    chosen = net_index[parent] >= 0
+    by_rank = probs @ _RANK_COLUMNS
+    out[chosen] *= by_rank[net_index[parent[chosen]], _RANK[child_card[chosen]]]
+    return out
+
+
+def choose_per_information_set(values: np.ndarray, player_best: np.ndarray, keys: np.ndarray,
+                               reach: np.ndarray, first: np.ndarray, child_card: np.ndarray,
+                               child_value: np.ndarray) -> np.ndarray:
+    """``values`` with each row of ``player_best`` (the player's ``BEST`` rows) valued at the one
+    rank chosen for all rows of its information set (the same ``keys``, the same ranks to lay):
+    the rank whose children's values, weighted by the rows' ``reach``, sum highest."""
+    rows = np.flatnonzero(player_best)
+    if rows.size == 0:
+        return values
+    counts = first[rows + 1] - first[rows]
+    parent = np.repeat(rows, counts)
+    child = np.concatenate([np.arange(first[r], first[r + 1]) for r in rows])
+    rank = _RANK[child_card[child]]
+    rank_set = np.zeros(values.size, dtype=np.int64)
+    np.bitwise_or.at(rank_set, parent, np.int64(1) << rank)
+    _, group = np.unique(np.stack([keys[parent], rank_set[parent]]), axis=1,
+                         return_inverse=True)
+    group = group.ravel()
+    n_ranks = _RANK_COLUMNS.shape[1]
+    totals = np.zeros((group.max() + 1, n_ranks))
+    np.add.at(totals, (group, rank), reach[parent] * child_value[child])
+    present = np.zeros(totals.shape, dtype=bool)
+    present[group, rank] = True
+    best_rank = np.where(present, totals, -np.inf).argmax(axis=1)
+    out = values.copy()
+    pick = rank == best_rank[group]
+    out[parent[pick]] = child_value[child[pick]]
+    return out
+
+
 def answered_values(rows: np.ndarray, cards: int, wins: np.ndarray,
-                    policy: SeatPolicy, prune: float = 0.0, own: bool = False) -> np.ndarray:
+                    policy: SeatPolicy, prune: float = 0.0, own: bool = False,
+                    groups: np.ndarray | None = None,
+                    weights: np.ndarray | None = None) -> np.ndarray:
     """Player 0's chance to win from each row when the opponent's choices in the next ``cards``
     cards laid come from ``policy`` and the player's take the best value (with ``own``: come from
     ``policy`` too); the rest of the play solved exactly, as is everything after a card of
-    probability under ``prune``."""
+    probability under ``prune``. With ``weights`` (per row) and ``groups`` (per row: rows of one
+    candidate share one), the player's best card is chosen once per information set
+    (``choose_per_information_set``), not once per row."""
+    per_set = weights is not None
     levels = []
     left = np.full(len(rows), cards, dtype=np.int64)
+    keys = np.asarray(groups if per_set else np.zeros(len(rows)), dtype=np.int64)
+    reach = np.asarray(weights if per_set else np.ones(len(rows)), dtype=np.float64)
     while len(rows):
         kind, value, first, children, child_card, net_row, obs, masks = expand(rows, left, wins,
                                                                                own)
         probs = (policy(rows[net_row], obs, masks) if net_row.size
                  else np.zeros((0, _N_CARDS)))
-        levels.append((kind, value, first, child_card, net_row, probs))
+        player_best = (kind == BEST) & (rows[:, TO_MOVE] == 0) if per_set else None
+        levels.append((kind, value, first, child_card, net_row, probs, player_best, keys, reach))
         left = children_left(left, kind, first, child_card, net_row, probs, prune)
+        if per_set:  # a child's key: its parent's, the seat that laid and the rank it laid
+            parent = np.repeat(np.arange(kind.size), np.diff(first))
+            n_ranks = _RANK_COLUMNS.shape[1]
+            keys = (keys[parent] * (2 * n_ranks + 1) + 1 + _RANK[child_card]
+                    + n_ranks * rows[parent, TO_MOVE])
+            reach = _children_reach(reach, kind, first, child_card, net_row, probs)
         rows = children
     values = np.zeros(0)
-    for kind, value, first, child_card, net_row, probs in reversed(levels):
-        values = back_up(kind, value, first, child_card, net_row, probs, values)
+    for kind, value, first, child_card, net_row, probs, player_best, keys, reach in reversed(levels):
+        backed = back_up(kind, value, first, child_card, net_row, probs, values)
+        if per_set:
+            backed = choose_per_information_set(backed, player_best, keys, reach, first,
+                                                child_card, values)
+        values = backed
     return values
