@@ -243,14 +243,13 @@ def choose_per_information_set(values: np.ndarray, player_best: np.ndarray, keys
         return values
     counts = first[rows + 1] - first[rows]
     parent = np.repeat(rows, counts)
-    child = np.concatenate([np.arange(first[r], first[r + 1]) for r in rows])
+    child = np.repeat(first[rows] - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
     rank = _RANK[child_card[child]]
+    n_ranks = _RANK_COLUMNS.shape[1]
     rank_set = np.zeros(values.size, dtype=np.int64)
     np.bitwise_or.at(rank_set, parent, np.int64(1) << rank)
-    _, group = np.unique(np.stack([keys[parent], rank_set[parent]]), axis=1,
-                         return_inverse=True)
+    _, group = np.unique(keys[parent] << n_ranks | rank_set[parent], return_inverse=True)
     group = group.ravel()
-    n_ranks = _RANK_COLUMNS.shape[1]
     totals = np.zeros((group.max() + 1, n_ranks))
     np.add.at(totals, (group, rank), reach[parent] * child_value[child])
     present = np.zeros(totals.shape, dtype=bool)
