@@ -255,10 +255,9 @@ def test_settings_from_the_name_and_their_errors():
     assert make_agent("champion-search:exact_keep=1", seed=0).settings.exact_keep
     with pytest.raises(ValueError, match="setting exact_keep must be a bool, got 'yes'"):
         make_agent("champion-search:exact_keep=yes")
-    assert make_agent("champion-search:reply=3,infoset=1", seed=0).settings.infoset
-    for spec in ("reply=2,infoset=1", "reply=7,own=1,infoset=1"):
-        with pytest.raises(ValueError, match="infoset needs reply of at least 3"):
-            make_agent(f"champion-search:{spec}")
+    default = make_agent("champion-search", seed=0).settings
+    assert (default.sims, default.reply, default.reply_prune, default.infoset) == (64, 3, 0.05, True)
+    assert not make_agent("champion-search:infoset=0", seed=0).settings.infoset
     with pytest.raises(ValueError, match="standard_floor must be in 0..1, got 1.5"):
         make_agent("champion-search:standard_floor=1.5")
     with pytest.raises(ValueError, match="own needs reply of at least 1"):
@@ -366,9 +365,10 @@ def _first_deal(agent, opponent_six, keep):
 
 
 @pytest.mark.parametrize("spec", ["champion-search:sims=32,discard_sims=8,discard_need=0",  # searched throws
-                                  "champion-search:sims=16,reply=3,reply_prune=0.05",  # deeper
+                                  "champion-search:sims=16,reply=3,reply_prune=0.05,infoset=0",
                                   "champion-search:sims=16,reply=7,own=1",  # network rollouts
-                                  "champion-search:sims=16,reply=3,infoset=1",  # no fusion
+                                  "champion-search:sims=16",  # the default: no fusion
+                                  "champion-search:sims=16,reply=1",  # one answered card
                                   "champion-search:sims=16,standard_prior=0.5",  # two styles
                                   "champion-search:sims=16,standard_prior=0.5,standard_floor=0.01",
                                   "champion-search:sims=16,exact_keep=1,discard_sims=8,discard_need=0",
