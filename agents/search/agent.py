@@ -104,11 +104,12 @@ class SearchSettings:
     #: with ``reply=7`` the network plays both seats to the end of the play (with sims=64 and
     #: reply_prune=0.05: 53.95% against the expert, level with the default's 54.05%)
     own: bool = False
-    #: the player's own cards among those ``reply`` cards (its second card on, so only with
-    #: ``reply`` of 3 or more and without ``own``) are chosen once per information set, the best
-    #: card over the weighted sampled deals that share the plays so far, not the best card of
-    #: each deal as if it saw that deal's hidden cards. With reply=3: 56.05% against the expert
-    #: and 58.3% against standard where the deals' best card gave 55.35% and 57.6% (reply=1)
+    #: the player's own cards among those ``reply`` cards (after an opponent's answer or go, so
+    #: only with ``reply`` of 2 or more and without ``own``) are chosen once per information
+    #: set, the best card over the weighted sampled deals that share the plays so far, not the
+    #: best card of each deal as if it saw that deal's hidden cards. With reply=3: 56.05% against
+    #: the expert and 58.3% against standard where the deals' best card gave 55.35% and 57.6%
+    #: (reply=1)
     infoset: bool = True
     #: the prior chance that the opponent pegs by standard's tactics rather than like the
     #: network, updated through the game by how well each explains its plays
@@ -305,8 +306,11 @@ class ChampionSearchAgent:
         rows = after_candidates(position, candidates, kept, discards, n_laid)
         s = self.settings
         n = kept.shape[0]
+        # the player has a card to choose inside the answered cards only from the second on
+        # (reply above 1), and with own the network chooses it
         per_set = ({"groups": np.repeat(np.arange(candidates.size), n),
-                    "weights": np.tile(weights, candidates.size)} if s.infoset else {})
+                    "weights": np.tile(weights, candidates.size)}
+                   if s.infoset and s.reply > 1 and not s.own else {})
         return answered_values(rows, s.reply, wins, self._network_policy, s.reply_prune,
                                s.own, **per_set).reshape(candidates.size, n)
 

@@ -214,15 +214,15 @@ def back_up(kind: np.ndarray, value: np.ndarray, first: np.ndarray, child_card: 
     return out
 
 
+_N_RANKS = int(_RANK.max()) + 1
 #: one column per rank: a card's column is its rank (cards' probabilities summed by rank)
-_RANK_COLUMNS = np.eye(int(_RANK.max()) + 1)[_RANK]
+_RANK_COLUMNS = np.eye(_N_RANKS)[_RANK]
 
 
-def _children_reach(reach: np.ndarray, kind: np.ndarray, first: np.ndarray,
+def _children_reach(reach: np.ndarray, kind: np.ndarray, parent: np.ndarray,
                     child_card: np.ndarray, net_row: np.ndarray, probs: np.ndarray) -> np.ndarray:
-    """Each child's weight: its parent's, times the network's chance of its rank where the
+    """Each child's weight: its ``parent``'s, times the network's chance of its rank where the
     parent is a ``NETWORK`` row."""
-    parent = np.repeat(np.arange(kind.size), np.diff(first))
     out = reach[parent].copy()
     net_index = np.full(kind.size, -1)
     net_index[net_row] = np.arange(net_row.size)
@@ -233,24 +233,22 @@ def _children_reach(reach: np.ndarray, kind: np.ndarray, first: np.ndarray,
 
 
 def choose_per_information_set(values: np.ndarray, player_best: np.ndarray, keys: np.ndarray,
-                               reach: np.ndarray, first: np.ndarray, child_card: np.ndarray,
+                               reach: np.ndarray, parents: np.ndarray, child_card: np.ndarray,
                                child_value: np.ndarray) -> np.ndarray:
     """``values`` with each row of ``player_best`` (the player's ``BEST`` rows) valued at the one
     rank chosen for all rows of its information set (the same ``keys``, the same ranks to lay):
-    the rank whose children's values, weighted by the rows' ``reach``, sum highest."""
-    rows = np.flatnonzero(player_best)
-    if rows.size == 0:
+    the rank whose children's values, weighted by the rows' ``reach``, sum highest. ``parents``:
+    each child's row."""
+    child = np.flatnonzero(player_best[parents])
+    if child.size == 0:
         return values
-    counts = first[rows + 1] - first[rows]
-    parent = np.repeat(rows, counts)
-    child = np.repeat(first[rows] - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
+    parent = parents[child]
     rank = _RANK[child_card[child]]
-    n_ranks = _RANK_COLUMNS.shape[1]
     rank_set = np.zeros(values.size, dtype=np.int64)
     np.bitwise_or.at(rank_set, parent, np.int64(1) << rank)
-    _, group = np.unique(keys[parent] << n_ranks | rank_set[parent], return_inverse=True)
+    _, group = np.unique(keys[parent] << _N_RANKS | rank_set[parent], return_inverse=True)
     group = group.ravel()
-    totals = np.zeros((group.max() + 1, n_ranks))
+    totals = np.zeros((group.max() + 1, _N_RANKS))
     np.add.at(totals, (group, rank), reach[parent] * child_value[child])
     present = np.zeros(totals.shape, dtype=bool)
     present[group, rank] = True
@@ -281,21 +279,20 @@ def answered_values(rows: np.ndarray, cards: int, wins: np.ndarray,
                                                                                own)
         probs = (policy(rows[net_row], obs, masks) if net_row.size
                  else np.zeros((0, _N_CARDS)))
-        player_best = (kind == BEST) & (rows[:, TO_MOVE] == 0) if per_set else None
-        levels.append((kind, value, first, child_card, net_row, probs, player_best, keys, reach))
-        left = children_left(left, kind, first, child_card, net_row, probs, prune)
+        per_level = None
         if per_set:  # a child's key: its parent's, the seat that laid and the rank it laid
             parent = np.repeat(np.arange(kind.size), np.diff(first))
-            n_ranks = _RANK_COLUMNS.shape[1]
-            keys = (keys[parent] * (2 * n_ranks + 1) + 1 + _RANK[child_card]
-                    + n_ranks * rows[parent, TO_MOVE])
-            reach = _children_reach(reach, kind, first, child_card, net_row, probs)
+            per_level = ((kind == BEST) & (rows[:, TO_MOVE] == 0), keys, reach, parent)
+            keys = (keys[parent] * (2 * _N_RANKS + 1) + 1 + _RANK[child_card]
+                    + _N_RANKS * rows[parent, TO_MOVE])
+            reach = _children_reach(reach, kind, parent, child_card, net_row, probs)
+        levels.append((kind, value, first, child_card, net_row, probs, per_level))
+        left = children_left(left, kind, first, child_card, net_row, probs, prune)
         rows = children
     values = np.zeros(0)
-    for kind, value, first, child_card, net_row, probs, player_best, keys, reach in reversed(levels):
+    for kind, value, first, child_card, net_row, probs, per_level in reversed(levels):
         backed = back_up(kind, value, first, child_card, net_row, probs, values)
-        if per_set:
-            backed = choose_per_information_set(backed, player_best, keys, reach, first,
-                                                child_card, values)
+        if per_level is not None:
+            backed = choose_per_information_set(backed, *per_level, child_card, values)
         values = backed
     return values
