@@ -190,6 +190,80 @@ def test_information_set_choices_are_one_card_per_set_of_plays(seed):
     np.testing.assert_allclose(per_set, expected, atol=1e-12)
 
 
+def _legal_ranks(row: np.ndarray) -> dict[int, int]:
+    """The first legal card of each rank the player to move in ``row`` (1, N_FIELDS) can lay."""
+    cards = np.flatnonzero(fast.legal_bits(row, 0) >> np.arange(52) & 1)
+    return {RANK[c]: int(c) for c in cards[::-1]}
+
+
+def _per_set_by_enumeration(members, left, weights):
+    """The values of ``members`` ((sampled deal, row) pairs that share every public play so far)
+    when the opponent lays its lowest card and the player chooses one rank for the whole set,
+    the deeper sets chosen first; ``left`` cards of the horizon, then the exact solve (as is a
+    player's last card of the horizon)."""
+    values = {}
+    opponent, player = {}, {}
+    for s, row in members:
+        mover = int(row[0, fast.TO_MOVE])
+        if (row[0, fast.PHASE] >= fast.P_DEAL_OVER or left <= 0
+                or (mover == 0 and left == 1)):
+            values[s] = answered_values_of(row, 0)
+        elif mover == 1:
+            child = row.copy()
+            card = int(np.flatnonzero(fast.legal_bits(row, 0) >> np.arange(52) & 1)[0])
+            fast.apply_action(child, 0, card)
+            opponent.setdefault(RANK[card], []).append((s, child))
+        else:
+            player.setdefault(tuple(sorted(_legal_ranks(row))), []).append((s, row))
+    for group in opponent.values():
+        values.update(_per_set_by_enumeration(group, left - 1, weights))
+    for group in player.values():
+        best_total, best = -np.inf, {}
+        for rank in sorted(_legal_ranks(group[0][1])):
+            children = []
+            for s, row in group:
+                child = row.copy()
+                fast.apply_action(child, 0, _legal_ranks(row)[rank])
+                children.append((s, child))
+            after = _per_set_by_enumeration(children, left - 1, weights)
+            total = sum(weights[s] * after[s] for s, _ in group)
+            if total > best_total:
+                best_total, best = total, after
+        values.update(best)
+    return values
+
+
+def answered_values_of(row: np.ndarray, cards: int) -> float:
+    from agents.search.reply import answered_values
+
+    return float(answered_values(row, cards, WINS, _lowest_card_for_the_opponent)[0])
+
+
+@pytest.mark.parametrize("seed, cards, deals", [(6, 5, 10), (1, 7, 100), (7, 7, 100)])
+def test_deeper_information_sets_match_a_direct_enumeration(seed, cards, deals):
+    """``reply`` of 5 and 7 with weights: every one of the player's cards in the horizon, after
+    answers and gos, is one rank per set of public plays, the deeper sets chosen first (with 100
+    sampled deals the sets beyond the player's second card hold several deals)."""
+    from agents.search.reply import after_candidates, answered_values
+
+    game = _play_position(seed, cards_played=0)
+    position, candidates, kept, discards, n_laid = _sampled_deals(game, deals, seed)
+    n_c, n_s = candidates.size, kept.shape[0]
+    weights = np.random.default_rng(seed).uniform(0.1, 1.0, n_s)
+    rows = after_candidates(position, candidates, kept, discards, n_laid)
+    per_set = answered_values(rows, cards, WINS, _lowest_card_for_the_opponent,
+                              groups=np.repeat(np.arange(n_c), n_s),
+                              weights=np.tile(weights, n_c)).reshape(n_c, n_s)
+    expected = np.zeros((n_c, n_s))
+    for c in range(n_c):
+        members = [(s, rows[c * n_s + s: c * n_s + s + 1].copy()) for s in range(n_s)]
+        for s, value in _per_set_by_enumeration(members, cards, weights).items():
+            expected[c, s] = value
+    np.testing.assert_allclose(per_set, expected, atol=1e-12)
+    fused = answered_values(rows, cards, WINS, _lowest_card_for_the_opponent).reshape(n_c, n_s)
+    assert (per_set <= fused + 1e-12).all() and (per_set < fused - 1e-9).any()
+
+
 def test_rollouts_of_all_rows_together_equal_one_row_at_a_time():
     """The network in both seats to the end of the play (``reply=7`` with ``own``): stepping every
     candidate and sampled deal together gives each row the value it gets alone."""
@@ -370,6 +444,7 @@ def _first_deal(agent, opponent_six, keep):
                                   "champion-search:sims=16",  # the default: no fusion
                                   "champion-search:sims=16,reply=1",  # one answered card
                                   "champion-search:sims=16,standard_prior=0.5",  # two styles
+                                  "champion-search:sims=16,reply=7,standard_prior=0.5",
                                   "champion-search:sims=16,standard_prior=0.5,standard_floor=0.01",
                                   "champion-search:sims=16,exact_keep=1,discard_sims=8,discard_need=0",
                                   "champion-search:sims=16,reply=0"])  # the solve answers
