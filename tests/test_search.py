@@ -330,7 +330,8 @@ def test_settings_from_the_name_and_their_errors():
     with pytest.raises(ValueError, match="setting exact_keep must be a bool, got 'yes'"):
         make_agent("champion-search:exact_keep=yes")
     default = make_agent("champion-search", seed=0).settings
-    assert (default.sims, default.reply, default.reply_prune, default.infoset) == (64, 3, 0.05, True)
+    assert ((default.sims, default.reply, default.reply_prune, default.infoset, default.standard_prior)
+            == (64, 7, 0.05, True, 0.5))
     assert not make_agent("champion-search:infoset=0", seed=0).settings.infoset
     with pytest.raises(ValueError, match="standard_floor must be in 0..1, got 1.5"):
         make_agent("champion-search:standard_floor=1.5")
@@ -442,9 +443,9 @@ def _first_deal(agent, opponent_six, keep):
                                   "champion-search:sims=16,reply=3,reply_prune=0.05,infoset=0",
                                   "champion-search:sims=16,reply=7,own=1",  # network rollouts
                                   "champion-search:sims=16",  # the default: no fusion
+                                  "champion-search:sims=16,reply=3",  # three answered cards
                                   "champion-search:sims=16,reply=1",  # one answered card
-                                  "champion-search:sims=16,standard_prior=0.5",  # two styles
-                                  "champion-search:sims=16,reply=7,standard_prior=0.5",
+                                  "champion-search:sims=16,standard_prior=0",  # the network alone
                                   "champion-search:sims=16,standard_prior=0.5,standard_floor=0.01",
                                   "champion-search:sims=16,exact_keep=1,discard_sims=8,discard_need=0",
                                   "champion-search:sims=16,reply=0"])  # the solve answers

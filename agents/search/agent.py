@@ -13,17 +13,17 @@ the play, for each legal card:
    cards, was to make the plays the opponent made this deal (policy-based inference,
    ``agents.search.inference``);
 3. every candidate card is valued on the same draws by the chance to win after the rest of the
-   deal: the opponent's choices in the next ``reply`` cards (3) taken from the network in its
-   seat, weighted by its probabilities, the player's own card between them chosen once for all
-   draws that share the plays so far (``infoset``: the card it could choose without seeing the
-   opponent's hand) (``agents.search.reply``; ``reply=0``: solved like the rest; with ``own``
-   the player's own cards there are the network's, from its own observation), then the play
-   solved exactly with both hands known (``agents.search.solve``), the show counted, the board
-   position read from the win-odds table.
+   deal: the opponent's choices in the next ``reply`` cards (7: the rest of the play) taken from
+   its model, weighted by their probabilities, the player's own cards between them chosen once
+   for all draws that share the plays so far (``infoset``: the cards it could choose without
+   seeing the opponent's hand) (``agents.search.reply``; ``reply=0``: solved like the rest;
+   with ``own`` the player's own cards there are the network's, from its own observation), any
+   rest of the play solved exactly with both hands known (``agents.search.solve``), the show
+   counted, the board position read from the win-odds table.
 
-With ``standard_prior`` the opponent may also peg by standard's tactics: both styles weigh the
-draws and answer for the opponent, each by how well it has explained the opponent's plays so far
-in the game (``agents.search.styles``).
+The opponent's model has two styles (``standard_prior``): the network in its seat and standard's
+tactics; both weigh the draws and answer for the opponent, each by how well it has explained the
+opponent's plays so far in the game (``agents.search.styles``).
 
 The card with the best weighted value is laid; candidates within ``tolerance`` of it are decided
 by the network's logits. Everything comes from the observation and the agent's own memory of
@@ -92,8 +92,10 @@ class SearchSettings:
     #: in its seat, not from the exact solve (``agents.search.reply``; 0: all solved). With the
     #: network's throws: 1, its next card, 54.05% against the expert where the solve alone gave
     #: 52.9%; 3 with the player's cards chosen by the deals' best card, 53.3%. 3 with ``infoset``
-    #: (the default, searched throws near the end): 56.05%, where 1 gave 55.35%
-    reply: int = 3
+    #: (searched throws near the end): 56.05%, where 1 gave 55.35%. 7 (the whole play after the
+    #: candidate) with ``infoset`` and ``standard_prior=0.5``, the default: 56.0% against the
+    #: expert and 60.3% against standard
+    reply: int = 7
     #: after an opponent's card the network lays with a probability under this, the rest of the
     #: play is solved exactly (only with ``reply`` above 1)
     reply_prune: float = 0.05
@@ -113,9 +115,9 @@ class SearchSettings:
     infoset: bool = True
     #: the prior chance that the opponent pegs by standard's tactics rather than like the
     #: network, updated through the game by how well each explains its plays
-    #: (``agents.search.styles``); 0: the network alone. 0.5: 58.95% against standard (the
-    #: default 57.6%), 53.45% against the expert (the default 54.05%)
-    standard_prior: float = 0.0
+    #: (``agents.search.styles``); 0: the network alone. With reply=3: 0.5 gave 59.25% against
+    #: standard where 0 gave 58.3%; with reply=7 (the default) 60.3%
+    standard_prior: float = 0.5
     #: the standard style's likelihood of a play standard would not have made with a sampled
     #: hand (standard's tactics are deterministic, so a low floor reads its hands sharply;
     #: 0.01 with standard_prior=0.5: 58.75% against standard, level with 0.1's 58.95%)
