@@ -10,7 +10,7 @@ from agents.endgame import win_table
 from agents.registry import make_agent
 from agents.search import SearchSettings
 from agents.search.sampling import solved_values
-from agents.search.solve import new_stack, solve_after
+from agents.search.solve import new_stack, solve, solve_after
 from crib_env import fast
 from crib_env.cards import RANK, parse_cards
 from crib_env.game import Game, Phase
@@ -142,6 +142,11 @@ def test_answers_taken_as_the_solve_would_take_them_give_the_solved_values(cards
     assert (weaker >= solved - 1e-12).all() and (weaker > solved + 1e-6).any()
 
 
+def _legal_cards(row: np.ndarray) -> list[int]:
+    """The cards the player to move in ``row`` (1, N_FIELDS) may lay, ascending."""
+    return fast.cards_of(fast.legal_bits(row, 0))
+
+
 def _lowest_card_for_the_opponent(at, obs, masks):
     """A deterministic opponent: its lowest legal card."""
     probs = np.zeros(masks.shape)
@@ -172,11 +177,11 @@ def test_information_set_choices_are_one_card_per_set_of_plays(seed):
         sets: dict[int, list[tuple[int, dict[int, float]]]] = {}
         for s in range(n_s):
             row = rows[c * n_s + s: c * n_s + s + 1].copy()
-            answer = int(np.flatnonzero(fast.legal_bits(row, 0) >> np.arange(52) & 1)[0])
+            answer = _legal_cards(row)[0]
             fast.apply_action(row, 0, answer)  # the opponent's lowest card
             assert row[0, fast.TO_MOVE] == 0
             after = {}
-            for card in np.flatnonzero(fast.legal_bits(row, 0) >> np.arange(52) & 1):
+            for card in _legal_cards(row):
                 child = row.copy()
                 fast.apply_action(child, 0, int(card))
                 after[int(card)] = answered_values(
@@ -192,8 +197,7 @@ def test_information_set_choices_are_one_card_per_set_of_plays(seed):
 
 def _legal_ranks(row: np.ndarray) -> dict[int, int]:
     """The first legal card of each rank the player to move in ``row`` (1, N_FIELDS) can lay."""
-    cards = np.flatnonzero(fast.legal_bits(row, 0) >> np.arange(52) & 1)
-    return {RANK[c]: int(c) for c in cards[::-1]}
+    return {RANK[c]: c for c in reversed(_legal_cards(row))}
 
 
 def _per_set_by_enumeration(members, left, weights):
@@ -207,10 +211,10 @@ def _per_set_by_enumeration(members, left, weights):
         mover = int(row[0, fast.TO_MOVE])
         if (row[0, fast.PHASE] >= fast.P_DEAL_OVER or left <= 0
                 or (mover == 0 and left == 1)):
-            values[s] = answered_values_of(row, 0)
+            values[s] = _solved_value(row)
         elif mover == 1:
             child = row.copy()
-            card = int(np.flatnonzero(fast.legal_bits(row, 0) >> np.arange(52) & 1)[0])
+            card = _legal_cards(row)[0]
             fast.apply_action(child, 0, card)
             opponent.setdefault(RANK[card], []).append((s, child))
         else:
@@ -219,11 +223,12 @@ def _per_set_by_enumeration(members, left, weights):
         values.update(_per_set_by_enumeration(group, left - 1, weights))
     for group in player.values():
         best_total, best = -np.inf, {}
-        for rank in sorted(_legal_ranks(group[0][1])):
+        ranks = [_legal_ranks(row) for _, row in group]
+        for rank in sorted(ranks[0]):
             children = []
-            for s, row in group:
+            for (s, row), card in zip(group, ranks, strict=True):
                 child = row.copy()
-                fast.apply_action(child, 0, _legal_ranks(row)[rank])
+                fast.apply_action(child, 0, card[rank])
                 children.append((s, child))
             after = _per_set_by_enumeration(children, left - 1, weights)
             total = sum(weights[s] * after[s] for s, _ in group)
@@ -233,10 +238,11 @@ def _per_set_by_enumeration(members, left, weights):
     return values
 
 
-def answered_values_of(row: np.ndarray, cards: int) -> float:
-    from agents.search.reply import answered_values
-
-    return float(answered_values(row, cards, WINS, _lowest_card_for_the_opponent)[0])
+def _solved_value(row: np.ndarray) -> float:
+    """Player 0's chance to win from ``row`` with the rest of the play solved exactly."""
+    stack = new_stack()
+    stack[0, :] = row[0]
+    return float(solve(stack, WINS))
 
 
 @pytest.mark.parametrize("seed, cards, deals", [(6, 5, 10), (1, 7, 100), (7, 7, 100)])
