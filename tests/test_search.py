@@ -569,3 +569,18 @@ def test_expert_iteration_can_keep_every_earlier_generations_recording(tmp_path)
     assert third.recording == str(tmp_path / "gen_3" / "recording")
     plain = RunConfig.model_validate(data)  # off by default: its own recording alone
     assert generation_config(plain, 3, "champion", tmp_path / "gen_3").distill.also_from == []
+
+
+def test_expert_iteration_records_each_generations_own_number_of_chunks(tmp_path):
+    """``exit.chunks`` sets each generation's recording in turn, ``distill.chunks`` past it; a
+    generation with no chunk to record is refused before any work."""
+    from training.algos.exit import generation_config
+    from training.config import RunConfig
+
+    data = _tiny_exit_config(tmp_path, "champion")
+    cfg = RunConfig.model_validate({**data, "exit": {**data["exit"], "chunks": [5, 3]}})
+    assert [generation_config(cfg, g, "champion", tmp_path / f"gen_{g}").distill.chunks
+            for g in (1, 2, 3)] == [5, 3, data["distill"]["chunks"]]
+    with pytest.raises(ValueError, match="at least one chunk"):
+        RunConfig.model_validate({**data, "exit": {**data["exit"], "chunks": [5, 0]}})
+

@@ -219,6 +219,16 @@ class ExitConfig(_Section):
     keep_recordings: bool = Field(False, description=(
         "each generation learns from every earlier generation's recording too "
         "(distill.also_from), not from its own alone"))
+    chunks: list[int] = Field(default_factory=list, description=(
+        "chunks recorded by each generation in turn (a later generation can afford fewer); "
+        "distill.chunks for the generations past the list"))
+
+    @field_validator("chunks")
+    @classmethod
+    def _chunks(cls, value: list[int]) -> list[int]:
+        if any(n < 1 for n in value):
+            raise ValueError(f"got {value}; each generation records at least one chunk")
+        return value
 
     @field_validator("search")
     @classmethod

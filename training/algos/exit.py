@@ -37,8 +37,8 @@ DONE_FILE = "generation.json"
 def generation_config(cfg: RunConfig, generation: int, previous: Path | str,
                       folder: Path) -> RunConfig:
     """The distillation run of ``generation``: taught by the search over ``previous``, starting
-    from its weights, recording into ``folder/recording``, seeded apart from the other
-    generations."""
+    from its weights, recording its share of ``exit.chunks`` into ``folder/recording``, seeded
+    apart from the other generations."""
     data = cfg.model_dump()
     data.update(algo="distill", name=f"{cfg.name}-gen{generation}", init_from=str(previous),
                 seed=cfg.seed + generation)
@@ -46,7 +46,10 @@ def generation_config(cfg: RunConfig, generation: int, previous: Path | str,
 
     earlier = ([str(folder.parent / GENERATION_FOLDER.format(g) / "recording")
                 for g in range(1, generation)] if cfg.exit.keep_recordings else [])
+    chunks = cfg.exit.chunks
     data["distill"].update(teacher=with_network(cfg.exit.search, previous),
+                           chunks=chunks[generation - 1] if generation <= len(chunks)
+                           else cfg.distill.chunks,
                            recording=str(folder / "recording"), also_from=earlier)
     return RunConfig.model_validate(data)
 
