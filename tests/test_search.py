@@ -583,4 +583,3 @@ def test_expert_iteration_records_each_generations_own_number_of_chunks(tmp_path
             for g in (1, 2, 3)] == [5, 3, data["distill"]["chunks"]]
     with pytest.raises(ValueError, match="at least one chunk"):
         RunConfig.model_validate({**data, "exit": {**data["exit"], "chunks": [5, 0]}})
-
