@@ -15,6 +15,9 @@ SEARCH_NAME = "champion-search"
 #: package is installed, not beside a source tree); runs are written to ``checkpoints/`` instead
 SHIPPED_CHECKPOINTS = Path(str(resources.files(__package__) / "checkpoints"))
 CHAMPION_PATH = SHIPPED_CHECKPOINTS / "champion"
+#: the network ``champion-search`` searches with unless ``net=`` names another: the expert
+#: distilled (the champion before expert iteration), the network its measured figures rest on
+SEARCH_NETWORK_PATH = SHIPPED_CHECKPOINTS / "distilled"
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
@@ -39,7 +42,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         from .search import SearchSettings, load_search_agent
 
         settings = SearchSettings.parse(name[len(SEARCH_NAME) + 1:])
-        network = Path(settings.net) if settings.net else CHAMPION_PATH
+        network = Path(settings.net) if settings.net else SEARCH_NETWORK_PATH
         if not network.exists():
             raise ValueError(f"agent {spec!r}: no checkpoint at {network}")
         return load_search_agent(network, settings, seed=seed)

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from agents.registry import CHAMPION_PATH
+from agents.registry import CHAMPION_PATH, SEARCH_NETWORK_PATH
 from crib_cli.main import _bare_option, app
 from training.config_file import load_config
 from training.evaluate import evaluate
@@ -263,7 +263,7 @@ def test_search_specs_ship_their_network(tmp_path):
 
     assert _search_network("champion-search:sims=8,net=/x/y") == ("champion-search:sims=8",
                                                                   "/x/y")
-    assert _search_network("champion-search") == ("champion-search", str(CHAMPION_PATH))
+    assert _search_network("champion-search") == ("champion-search", str(SEARCH_NETWORK_PATH))
     assert _search_network("expert") is None
     assert _with_network("champion-search:sims=8,net=/x/y", "/cache/z") == \
         "champion-search:sims=8,net=/cache/z"

@@ -500,6 +500,36 @@ def test_search_is_an_agent_name_everywhere():
     assert not make_agent("champion-search").stateless  # it remembers the opponent's plays
 
 
+def test_the_search_keeps_its_measured_network_and_the_champion_names_its_generation():
+    """``champion-search`` searches with the distilled network its figures were measured over,
+    not with whatever ``champion`` is now; the shipped champion's meta names the expert-iteration
+    generation, the config that trains it (from the distilled network) and the commit."""
+    import json
+    import re
+    from pathlib import Path
+
+    import torch
+
+    from agents.registry import CHAMPION_PATH, SEARCH_NETWORK_PATH
+    from training.config_file import load_config
+
+    def weights(agent):
+        return [t for t in agent.net.state_dict().values()]
+
+    def same(a, b):
+        return all(torch.equal(x, y) for x, y in zip(weights(a), weights(b), strict=True))
+
+    search = make_agent("champion-search", seed=0).policy
+    assert same(search, make_agent(str(SEARCH_NETWORK_PATH), seed=0))
+    assert not same(search, make_agent("champion", seed=0))
+    block = json.loads((CHAMPION_PATH / "meta.json").read_text(encoding="utf-8"))["expert_iteration"]
+    root = Path(__file__).resolve().parent.parent
+    cfg = load_config(root / block["config"])
+    assert cfg.algo == "exit" and 1 <= block["generation"] <= cfg.exit.generations
+    assert (root / cfg.exit.start).resolve() == SEARCH_NETWORK_PATH.resolve()
+    assert re.fullmatch(r"[0-9a-f]{40}", block["commit"])
+
+
 def _tiny_exit_config(tmp_path, start):
     return {"name": "tinyexit", "seed": 1, "algo": "exit",
             "opponents": [{"agent": "greedy", "weight": 1}],

@@ -209,7 +209,9 @@ class ExitConfig(_Section):
         "the teacher: champion-search with its settings; each generation adds net= the previous "
         "generation's network"))
     start: str = Field("champion", description="generation 0's network: champion or a "
-                                               "checkpoint path")
+                                               "checkpoint path (the shipped configs name "
+                                               "agents/checkpoints/distilled, the network the "
+                                               "champion-search figures rest on)")
     eval_games: int = Field(2000, ge=2, description="duplicate games of each generation's "
                                                     "network against each opponent")
     eval_seed: int = Field(0, ge=0, le=SEED_MAX, description="seed of those games")

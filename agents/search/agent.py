@@ -123,8 +123,8 @@ class SearchSettings:
     #: hand (standard's tactics are deterministic, so a low floor reads its hands sharply;
     #: 0.01 with standard_prior=0.5: 58.75% against standard, level with 0.1's 58.95%)
     standard_floor: float = 0.1
-    #: the checkpoint whose network the search uses (empty: the shipped champion); expert
-    #: iteration names each generation's network here
+    #: the checkpoint whose network the search uses (empty: the shipped ``distilled`` network,
+    #: ``agents.registry.SEARCH_NETWORK_PATH``); expert iteration names each generation's here
     net: str = ""
 
     def __post_init__(self) -> None:
