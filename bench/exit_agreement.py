@@ -8,8 +8,12 @@ departures (the decisions where the search laid another card than the start netw
 over the rest. The departures are where a generation can gain on the one before. Every fit
 learns from the training chunks only, so the last column, the departures of the held-out chunks
 (every ``HELD_OUT_EVERY``-th, the same numbers in every recording), is what no network has seen:
-how much of the search a network takes in beyond the decisions it was shown. ``--net NAME=PATH``
-adds networks fitted elsewhere (a fit on several recordings, ``distill.also_from``).
+how much of the search a network takes in beyond the decisions it was shown. The regret columns
+weigh each decision by what the search says it costs: on the decisions where the search valued
+every legal card (the play), its value of its own card minus its value of the network's card, in
+points of chance to win, averaged over the decisions of training chunks and of held-out ones.
+``--net NAME=PATH`` adds networks fitted elsewhere (a fit on several recordings,
+``distill.also_from``).
 
     PYTHONPATH=. python bench/exit_agreement.py runs/exit/crib_v0-points-game__exit__0__*
 """
@@ -33,9 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import cpu_model  # noqa: E402
 
 
-def recording(folder: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Observations, masks and the search's cards of every chunk of a generation's recording, and
-    whether each decision's chunk is held out of the fits."""
+def recording(folder: Path) -> tuple[np.ndarray, ...]:
+    """Observations, masks, the search's cards and its values of every card (NaN where it gave
+    none) of every chunk of a generation's recording, and whether each decision's chunk is held
+    out of the fits."""
     files = chunk_files(folder)
     if not files:
         raise SystemExit(f"no recorded chunks in {folder}")
@@ -43,7 +48,14 @@ def recording(folder: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     held = [np.full(len(chunk["cards"]), number % HELD_OUT_EVERY == 0)
             for number, chunk in chunks.items()]
     return (*(np.concatenate([chunk[key] for chunk in chunks.values()])  # type: ignore[return-value]
-              for key in ("obs", "masks", "cards")), np.concatenate(held))
+              for key in ("obs", "masks", "cards", "margins")), np.concatenate(held))
+
+
+def regret(picked: np.ndarray, cards: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per decision, the search's value of its card minus its value of ``picked``, in points of
+    chance to win (NaN where the search gave no values)."""
+    rows = np.arange(len(cards))
+    return 100.0 * (values[rows, cards] - values[rows, picked])
 
 
 def main() -> None:
@@ -71,11 +83,13 @@ def main() -> None:
     print(f"{cpu_model()}, load {os.getloadavg()[0]:.2f}")
     print(f"{'recording':<10}{'decisions':>10}{'departures':>11}  {'network':<18}"
           f"{'agrees, all':>12}{'on departures':>15}{'on the rest':>13}"
-          f"{'held-out departures':>21}")
+          f"{'held-out departures':>21}{'regret: trained':>17}{'held out':>10}")
     for gen in gens:
-        obs, masks, cards, held = recording(gen / "recording")
+        obs, masks, cards, values, held = recording(gen / "recording")
         keep = masks.sum(axis=1) > 1
-        obs, masks, cards, held = obs[keep], masks[keep], cards[keep], held[keep]
+        obs, masks, cards, values, held = (obs[keep], masks[keep], cards[keep], values[keep],
+                                           held[keep])
+        valued = ~np.isnan(values[np.arange(len(cards)), cards])
         start = None
         for name, agent in nets.items():
             picked = network_cards(agent, obs, masks)
@@ -83,10 +97,12 @@ def main() -> None:
                 start = picked
             away = start != cards
             unseen = away & held
+            lost = regret(picked, cards, values)
             print(f"{gen.name:<10}{cards.size:>10}{int(away.sum()):>11}  {name:<18}"
                   f"{np.mean(picked == cards):>12.3f}{np.mean(picked[away] == cards[away]):>15.3f}"
                   f"{np.mean(picked[~away] == cards[~away]):>13.3f}"
-                  f"{np.mean(picked[unseen] == cards[unseen]):>14.3f} of {int(unseen.sum()):>4}")
+                  f"{np.mean(picked[unseen] == cards[unseen]):>14.3f} of {int(unseen.sum()):>4}"
+                  f"{np.mean(lost[valued & ~held]):>17.3f}{np.mean(lost[valued & held]):>10.3f}")
 
 
 if __name__ == "__main__":
