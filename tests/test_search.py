@@ -513,11 +513,9 @@ def test_the_search_keeps_its_measured_network_and_the_champion_names_its_genera
     from agents.registry import CHAMPION_PATH, SEARCH_NETWORK_PATH
     from training.config_file import load_config
 
-    def weights(agent):
-        return [t for t in agent.net.state_dict().values()]
-
     def same(a, b):
-        return all(torch.equal(x, y) for x, y in zip(weights(a), weights(b), strict=True))
+        return all(torch.equal(x, y) for x, y in zip(a.net.state_dict().values(),
+                                                    b.net.state_dict().values(), strict=True))
 
     search = make_agent("champion-search", seed=0).policy
     assert same(search, make_agent(str(SEARCH_NETWORK_PATH), seed=0))
