@@ -20,6 +20,11 @@ CHAMPION_PATH = SHIPPED_CHECKPOINTS / "champion"
 SEARCH_NETWORK_PATH = SHIPPED_CHECKPOINTS / "distilled"
 
 
+def search_network(net: str) -> Path:
+    """The checkpoint ``champion-search`` searches with: its ``net=`` setting, else the default."""
+    return Path(net) if net else SEARCH_NETWORK_PATH
+
+
 def make_agent(spec: str, seed: int | None = None) -> Agent:
     """Build the agent named by ``spec`` (a name in ``AGENT_NAMES``, ``champion-search`` with
     settings after a colon, or a checkpoint path)."""
@@ -42,7 +47,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         from .search import SearchSettings, load_search_agent
 
         settings = SearchSettings.parse(name[len(SEARCH_NAME) + 1:])
-        network = Path(settings.net) if settings.net else SEARCH_NETWORK_PATH
+        network = search_network(settings.net)
         if not network.exists():
             raise ValueError(f"agent {spec!r}: no checkpoint at {network}")
         return load_search_agent(network, settings, seed=seed)

@@ -23,7 +23,7 @@ Job = tuple[str, str, int, int, int]  # teacher, opponent, seed, chunk number, g
 
 def _search_network(spec: str) -> tuple[str, str] | None:
     """(the spec without its net=, the network) for a champion-search spec, else None."""
-    from agents.registry import SEARCH_NAME, SEARCH_NETWORK_PATH
+    from agents.registry import SEARCH_NAME, search_network
     from agents.search import SearchSettings, settings_without_network
 
     name, _, settings = spec.partition(":")
@@ -31,7 +31,7 @@ def _search_network(spec: str) -> tuple[str, str] | None:
         return None
     rest = settings_without_network(spec)
     base = f"{name}:{','.join(rest)}" if rest else name
-    return base, SearchSettings.parse(settings).net or str(SEARCH_NETWORK_PATH)
+    return base, str(search_network(SearchSettings.parse(settings).net))
 
 
 def _with_network(spec: str, folder: str) -> str:
