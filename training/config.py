@@ -195,6 +195,9 @@ class DistillConfig(_Section):
         "simulated pegging margins, outside the end game)"))
     temperature: float = Field(0.5, gt=0, description="points: the softmax temperature of "
                                                       "the values (distill.soft)")
+    rename_suits: bool = Field(False, description=(
+        "learn each decision of a minibatch under a random renaming of the suits (the rules "
+        "never name a suit: crib_env.symmetry), drawn from the seed and the step"))
     departure_weight: float = Field(1.0, ge=1, le=100, description=(
         "weight in the loss of the decisions where the teacher chose another card than the "
         "network it starts from (init_from) would; 1: every decision alike"))

@@ -29,6 +29,7 @@ from torch import nn
 
 from agents.learned import legal_argmax
 from crib_env.cards import N_CARDS
+from crib_env.symmetry import N_RENAMINGS, rename_suits
 
 from ..trainer import Trainer, initial_network, progress_bar
 from .distill_recording import (
@@ -42,6 +43,8 @@ from .distill_recording import (
 
 #: the logit given to illegal cards in the loss (far below any legal one)
 ILLEGAL_LOGIT = -1e9
+#: the random stream of the suit renamings (distill.rename_suits), apart from the epochs' orders
+RENAMING_STREAM = 1
 
 
 @functools.lru_cache(maxsize=1)
@@ -56,6 +59,20 @@ def minibatch(seed: int, size: int, step: int, batch: int, end: int) -> np.ndarr
     epoch's order from ``step``'s place in it, never past the epoch's end or step ``end``."""
     epoch, offset = divmod(step, size)
     return epoch_order(seed, epoch, size)[offset:offset + min(batch, end - step)]
+
+
+def minibatch_decisions(data: Decisions, rows: np.ndarray, seed: int, step: int,
+                        renamed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                np.ndarray | None]:
+    """The observations, masks, teacher's cards and values (None where not kept) of ``rows``; with
+    ``renamed`` each row seen through a suit renaming drawn from the seed and the step, so a
+    resumed fit draws the same ones."""
+    margins = None if data.margins is None else data.margins[rows]
+    if not renamed:
+        return data.obs[rows], data.masks[rows], data.cards[rows], margins
+    renamings = np.random.default_rng([seed, step, RENAMING_STREAM]).integers(N_RENAMINGS,
+                                                                           size=len(rows))
+    return rename_suits(renamings, data.obs[rows], data.masks[rows], data.cards[rows], margins)
 
 
 def legal_logits(net: nn.Module, inputs: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
@@ -212,16 +229,17 @@ class DistillTrainer(Trainer):
                 self.network.train()
             rows = minibatch(cfg.seed, len(data), self.num_timesteps, d.batch_size, end)
             t0 = time.time()
-            inputs = network_input_batch(data.obs[rows], data.masks[rows], cfg.policy.features)
+            obs, masks, cards, margins = minibatch_decisions(data, rows, cfg.seed,
+                                                             self.num_timesteps, d.rename_suits)
+            inputs = network_input_batch(obs, masks, cfg.policy.features)
             t1 = time.time()
             for group in self.optimizer.param_groups:
                 group["lr"] = cosine_rate(d.learning_rate, self.num_timesteps,
                                           cfg.train.total_timesteps)
-            masks = torch.from_numpy(data.masks[rows])
+            masks = torch.from_numpy(masks)
             targets = teacher_targets(
-                torch.from_numpy(data.cards[rows].astype(np.int64)), masks,
-                None if data.margins is None else torch.from_numpy(data.margins[rows]),
-                d.soft, d.temperature)
+                torch.from_numpy(cards.astype(np.int64)), masks,
+                None if margins is None else torch.from_numpy(margins), d.soft, d.temperature)
             weights = None if self.weights is None else torch.from_numpy(self.weights[rows])
             losses.append(imitation_step(self.network, self.optimizer, torch.from_numpy(inputs),
                                          masks, targets, weights))
