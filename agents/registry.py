@@ -20,6 +20,12 @@ CHAMPION_PATH = SHIPPED_CHECKPOINTS / "champion"
 SEARCH_NETWORK_PATH = SHIPPED_CHECKPOINTS / "distilled"
 
 
+def network_path(name: str) -> Path:
+    """The checkpoint folder a network's name gives: the shipped champion's for ``champion``,
+    else the name read as a path."""
+    return CHAMPION_PATH if name.strip() == "champion" else Path(name.strip())
+
+
 def search_network(net: str) -> Path:
     """The checkpoint ``champion-search`` searches with: its ``net=`` setting, else the default."""
     return Path(net) if net else SEARCH_NETWORK_PATH
@@ -51,7 +57,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         if not network.exists():
             raise ValueError(f"agent {spec!r}: no checkpoint at {network}")
         return load_search_agent(network, settings, seed=seed)
-    path = CHAMPION_PATH if name == "champion" else Path(name)
+    path = network_path(name)
     if name == "champion" or path.exists() or any(s in name for s in "/\\."):
         if not path.exists():
             raise ValueError(f"agent {spec!r}: no checkpoint at {path}")

@@ -260,3 +260,12 @@ def test_near_the_end_discards_play_for_the_win():
             thrown.append(act(agent, game))
             game.step(thrown[-1])
         assert set(thrown) == set(parse_cards("8C 9H"))
+
+
+def test_a_network_name_is_the_shipped_champion_or_a_path():
+    from pathlib import Path
+
+    from agents.registry import CHAMPION_PATH, network_path
+
+    assert network_path("champion") == network_path(" champion ") == CHAMPION_PATH
+    assert network_path("runs/x/latest") == Path("runs/x/latest")

@@ -108,12 +108,12 @@ def checkpoint_files(spec: str) -> dict[str, bytes] | None:
     """The files a worker needs to load the checkpoint ``spec`` names, as bytes; None for a
     scripted agent (built from its name on the worker)."""
     from agents.checkpoint import META_FILE, POLICY_FILE, resolve_checkpoint
-    from agents.registry import CHAMPION_PATH
+    from agents.registry import network_path
 
     name = spec.strip()
     if name in SCRIPTED:
         return None
-    folder = resolve_checkpoint(CHAMPION_PATH if name == "champion" else Path(name))
+    folder = resolve_checkpoint(network_path(name))
     return {file: (folder / file).read_bytes() for file in (META_FILE, POLICY_FILE)}
 
 

@@ -106,9 +106,9 @@ def run_generation(cfg: RunConfig, run_dir: Path, generation: int, previous: Pat
 def expert_iteration(cfg: RunConfig, run_dir: Path, train: TrainFn) -> list[dict[str, Any]]:
     """All of ``cfg.exit.generations`` in ``run_dir``, each generation's distillation run by
     ``train`` (``training.train.train``); returns their lines."""
-    from agents.registry import CHAMPION_PATH
+    from agents.registry import network_path
 
-    previous: Path | str = CHAMPION_PATH if cfg.exit.start == "champion" else Path(cfg.exit.start)
+    previous: Path | str = network_path(cfg.exit.start)
     lines = []
     for generation in range(1, cfg.exit.generations + 1):
         print(f"exit: generation {generation} of {cfg.exit.generations}, teacher the search over "
