@@ -28,7 +28,7 @@ def test_each_renaming_keeps_ranks_and_moves_suits_one_to_one():
 
 def _play_pair(seed: int, renaming: int):
     """One deal played twice, the second with every card renamed, the same (renamed) choices;
-    yields (game, renamed game, player to act) before each choice and once at the deal's end."""
+    yields (game, renamed game) before each choice and once at the deal's end."""
     rng = np.random.default_rng(seed)
     cards = rng.permutation(N_CARDS)[:13]
     deal = {"hands": [cards[:6].tolist(), cards[6:12].tolist()], "starter": int(cards[12])}
@@ -50,9 +50,9 @@ def test_a_renamed_deal_scores_the_same_and_its_observations_are_the_renamed_one
     steps = 0
     for a, b in _play_pair(seed, renaming):
         assert b.scores == a.scores and b.phase == a.phase
+        masks = a.legal_mask()[None].astype(np.float32)
         for player in (0, 1):
             obs_a, obs_b = encode(a, player), encode(b, player)
-            masks = np.stack([a.legal_mask()]).astype(np.float32)
             got_obs, got_mask, _, _ = rename_suits(np.array([renaming]), obs_a[None], masks,
                                                    np.array([0]))
             assert (got_obs[0] == obs_b).all()
