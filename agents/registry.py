@@ -27,8 +27,9 @@ def network_path(name: str) -> Path:
 
 
 def search_network(net: str) -> Path:
-    """The checkpoint ``champion-search`` searches with: its ``net=`` setting, else the default."""
-    return Path(net) if net else SEARCH_NETWORK_PATH
+    """The checkpoint ``champion-search`` searches with: its ``net=`` setting (``champion`` for the
+    shipped champion, else a path), else the default."""
+    return network_path(net) if net.strip() else SEARCH_NETWORK_PATH
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:

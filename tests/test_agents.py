@@ -265,7 +265,11 @@ def test_near_the_end_discards_play_for_the_win():
 def test_a_network_name_is_the_shipped_champion_or_a_path():
     from pathlib import Path
 
-    from agents.registry import CHAMPION_PATH, network_path
+    from agents.registry import CHAMPION_PATH, SEARCH_NETWORK_PATH, network_path, search_network
 
     assert network_path("champion") == network_path(" champion ") == CHAMPION_PATH
     assert network_path("runs/x/latest") == Path("runs/x/latest")
+    # the search's net= setting reads a network's name the same way
+    assert search_network("champion") == CHAMPION_PATH
+    assert search_network("runs/x/latest") == Path("runs/x/latest")
+    assert search_network("") == SEARCH_NETWORK_PATH
