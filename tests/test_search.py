@@ -581,7 +581,8 @@ def test_tiny_expert_iteration_writes_generations_and_resumes(tmp_path):
 
 
 def test_expert_iteration_can_keep_every_earlier_generations_recording(tmp_path):
-    """``exit.keep_recordings``: generation g learns from generations 1..g-1's recordings too."""
+    """``exit.keep_recordings``: generation g learns from generations 1..g-1's recordings too;
+    ``distill.also_from`` adds other runs' recordings to every generation."""
     from training.algos.distill_recording import record
     from training.algos.exit import generation_config
     from training.config import RunConfig
@@ -597,6 +598,11 @@ def test_expert_iteration_can_keep_every_earlier_generations_recording(tmp_path)
     assert third.recording == str(tmp_path / "gen_3" / "recording")
     plain = RunConfig.model_validate(data)  # off by default: its own recording alone
     assert generation_config(plain, 3, "champion", tmp_path / "gen_3").distill.also_from == []
+    # recordings of other runs named in distill.also_from are learned from in every generation
+    shared = str(tmp_path / "gen_1" / "recording")
+    pooled = RunConfig.model_validate({**data, "distill": {**data["distill"], "also_from": [shared]}})
+    assert [generation_config(pooled, g, "champion", tmp_path / f"gen_{g}").distill.also_from
+            for g in (1, 3)] == [[shared], [shared]]
 
 
 def test_expert_iteration_records_each_generations_own_number_of_chunks(tmp_path):

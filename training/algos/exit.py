@@ -38,14 +38,16 @@ def generation_config(cfg: RunConfig, generation: int, previous: Path | str,
                       folder: Path) -> RunConfig:
     """The distillation run of ``generation``: taught by the search over ``previous``, starting
     from its weights, recording its share of ``exit.chunks`` into ``folder/recording``, seeded
-    apart from the other generations."""
+    apart from the other generations; it also learns from the configured ``distill.also_from``
+    and, with ``exit.keep_recordings``, from the earlier generations' recordings."""
     data = cfg.model_dump()
     data.update(algo="distill", name=f"{cfg.name}-gen{generation}", init_from=str(previous),
                 seed=cfg.seed + generation)
     from agents.search import with_network
 
-    earlier = ([str(folder.parent / GENERATION_FOLDER.format(g) / "recording")
-                for g in range(1, generation)] if cfg.exit.keep_recordings else [])
+    earlier = [*cfg.distill.also_from,
+               *([str(folder.parent / GENERATION_FOLDER.format(g) / "recording")
+                  for g in range(1, generation)] if cfg.exit.keep_recordings else [])]
     chunks = cfg.exit.chunks
     data["distill"].update(teacher=with_network(cfg.exit.search, previous),
                            chunks=chunks[generation - 1] if generation <= len(chunks)
