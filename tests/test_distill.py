@@ -205,6 +205,44 @@ def test_teacher_targets_mix_the_card_with_the_values() -> None:
     assert target[0, 4] > target[0, 5]  # the better card by value gets more
 
 
+def test_regret_costs_are_how_far_each_card_is_below_the_teachers_best() -> None:
+    from training.algos.distill import regret_costs
+
+    masks = torch.zeros(2, 52, dtype=torch.int8)
+    masks[0, [3, 4, 5]] = 1
+    masks[1, [10, 11]] = 1
+    margins = torch.full((2, 52), float("nan"))
+    margins[0, [3, 4, 5, 6]] = torch.tensor([0.50, 0.52, 0.47, 0.9])  # card 6 is not legal
+    costs = regret_costs(masks, margins, 0.01)
+    assert torch.allclose(costs[0, [3, 4, 5]], torch.tensor([2.0, 0.0, 5.0]))
+    assert costs[0, masks[0] == 0].abs().sum() == 0  # an illegal card's value is ignored
+    assert costs[1].abs().sum() == 0  # a row without values costs nothing
+    assert regret_costs(masks, None, 0.01) is None
+    assert regret_costs(masks, torch.full((2, 52), float("nan")), 0.01) is None
+
+
+def test_the_regret_term_moves_the_network_toward_the_cheaper_cards() -> None:
+    """With the teacher's card fixed, the expected-regret term lowers the probability of the
+    costliest legal card more than cross-entropy alone does."""
+    from training.algos.distill import imitation_step, legal_logits, regret_costs
+
+    masks = torch.zeros(1, 52, dtype=torch.int8)
+    masks[0, [3, 4, 5]] = 1
+    margins = torch.full((1, 52), float("nan"))
+    margins[0, [3, 4, 5]] = torch.tensor([0.52, 0.51, 0.30])
+    costs = regret_costs(masks, margins, 0.01)
+    inputs = torch.randn(1, 8)
+    probabilities = []
+    for regret in (0.0, 1.0):
+        torch.manual_seed(0)
+        net = torch.nn.Linear(8, 52)
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.05)
+        for _ in range(5):
+            imitation_step(net, optimizer, inputs, masks, torch.tensor([3]), None, costs, regret)
+        probabilities.append(torch.softmax(legal_logits(net, inputs, masks), 1)[0, 5].item())
+    assert probabilities[1] < probabilities[0]
+
+
 def test_soft_targets_refuse_a_recording_without_values(tmp_path: Path) -> None:
     rec = tmp_path / "rec"
     rec.mkdir()

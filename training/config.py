@@ -195,6 +195,10 @@ class DistillConfig(_Section):
         "simulated pegging margins, outside the end game)"))
     temperature: float = Field(0.5, gt=0, description="points: the softmax temperature of "
                                                       "the values (distill.soft)")
+    regret: float = Field(0.0, ge=0, le=100, description=(
+        "weight of the expected regret in the loss: on the decisions where the teacher valued "
+        "every legal card, the network's probability of each card times how far the teacher "
+        "values it below its best (in units of distill.temperature); 0: cross-entropy alone"))
     rename_suits: bool = Field(False, description=(
         "learn each decision of a minibatch under a random renaming of the suits (the rules "
         "never name a suit: crib_env.symmetry), drawn from the seed and the step"))
@@ -354,12 +358,12 @@ class RunConfig(_Section):
                 if o.weight != int(o.weight):
                     raise ValueError(f"opponents: {o.agent!r} has weight {o.weight}; algo "
                                      f"{self.algo!r} needs whole weights (chunks in turn)")
-            if self.distill.soft > 0 and \
-                    self.distill.teacher.split(":")[0] not in VALUED_TEACHERS:
-                raise ValueError(f"distill.soft: only the {' and '.join(VALUED_TEACHERS)} "
+            valued = [name for name in ("soft", "regret") if getattr(self.distill, name) > 0]
+            if valued and self.distill.teacher.split(":")[0] not in VALUED_TEACHERS:
+                raise ValueError(f"distill.{valued[0]}: only the {' and '.join(VALUED_TEACHERS)} "
                                  f"teachers record "
                                  f"per-card values; {self.distill.teacher!r} gives its card "
-                                 f"alone (set distill.soft: 0)")
+                                 f"alone (set distill.{valued[0]}: 0)")
             if self.algo == "distill" and self.distill.departure_weight != 1 \
                     and not self.init_from:
                 raise ValueError("distill.departure_weight: the departures are from the network "

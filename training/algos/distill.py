@@ -97,14 +97,34 @@ def teacher_targets(cards: torch.Tensor, masks: torch.Tensor, margins: torch.Ten
     return target
 
 
+def regret_costs(masks: torch.Tensor, margins: torch.Tensor | None,
+                 temperature: float) -> torch.Tensor | None:
+    """Per row and card (B, 52), how far the teacher values the card below its best legal card,
+    in units of ``temperature``; 0 on illegal cards and on rows without values (None where no
+    row has any)."""
+    if margins is None:
+        return None
+    valued = ~torch.isnan(margins) & (masks != 0)
+    if not bool(valued.any()):
+        return None
+    values = margins.masked_fill(~valued, float("-inf"))
+    best = values.max(dim=1, keepdim=True).values
+    costs = ((best - values) / temperature).masked_fill(~valued, 0.0)
+    return torch.where(valued.any(1, keepdim=True), costs, torch.zeros_like(costs))
+
+
 def imitation_step(net: nn.Module, optimizer: torch.optim.Optimizer, inputs: torch.Tensor,
                    masks: torch.Tensor, targets: torch.Tensor,
-                   weights: torch.Tensor | None = None) -> float:
+                   weights: torch.Tensor | None = None, costs: torch.Tensor | None = None,
+                   regret: float = 0.0) -> float:
     """One gradient step of cross-entropy against the teacher's cards, ``targets``: card ids (B,)
-    or distributions over the cards (B, 52) (``teacher_targets``), rows weighted by ``weights``
-    (B,) where given; returns the loss."""
-    losses = nn.functional.cross_entropy(legal_logits(net, inputs, masks), targets,
-                                         reduction="none")
+    or distributions over the cards (B, 52) (``teacher_targets``), plus ``regret`` times the
+    network's expected cost of its card where ``costs`` (B, 52) are given (``regret_costs``),
+    rows weighted by ``weights`` (B,) where given; returns the loss."""
+    logits = legal_logits(net, inputs, masks)
+    losses = nn.functional.cross_entropy(logits, targets, reduction="none")
+    if costs is not None and regret > 0:
+        losses = losses + regret * (torch.softmax(logits, dim=1) * costs).sum(1)
     loss = losses.mean() if weights is None else (weights * losses).sum() / weights.sum()
     optimizer.zero_grad()
     loss.backward()
@@ -164,12 +184,13 @@ class DistillTrainer(Trainer):
         opponents = rotation([(o.agent, o.weight) for o in cfg.opponents])
         earlier = [(Path(folder), finished_chunks(Path(folder))) for folder in d.also_from]
         for folder in [self.recording, *(folder for folder, _ in earlier)]:
-            old = recorded_without_margins(folder) if d.soft > 0 and folder.exists() else []
+            valued = d.soft > 0 or d.regret > 0
+            old = recorded_without_margins(folder) if valued and folder.exists() else []
             if old:
-                raise ValueError(f"distill.soft: {len(old)} chunks of {folder} (the "
-                                 f"first: {old[0].name}) hold the teacher's cards without its "
-                                 f"values; record into a new distill.recording or set "
-                                 f"distill.soft: 0")
+                raise ValueError(f"distill.soft / distill.regret: {len(old)} chunks of {folder} "
+                                 f"(the first: {old[0].name}) hold the teacher's cards without "
+                                 f"its values; record into a new distill.recording or set both "
+                                 f"to 0")
         missing = record(self.recording, d.teacher, opponents, d.chunks, cfg.seed,
                          workers=d.workers, progress=cfg.train.progress_bar,
                          should_stop=lambda: self.stopping, games=d.chunk_games, ray=d.ray)
@@ -183,7 +204,7 @@ class DistillTrainer(Trainer):
         self.held = (torch.from_numpy(network_input_batch(held.obs, held.masks,
                                                           cfg.policy.features)),
                      torch.from_numpy(held.masks), torch.from_numpy(held.cards.astype(np.int64)))
-        if d.soft == 0:
+        if d.soft == 0 and d.regret == 0:
             self.data.margins = None  # the cards alone: no need to keep the values in memory
         # the start network's departures, from its checkpoint: the same on a resumed fit
         self.weights = (None if d.departure_weight == 1 else np.where(
@@ -237,12 +258,13 @@ class DistillTrainer(Trainer):
                 group["lr"] = cosine_rate(d.learning_rate, self.num_timesteps,
                                           cfg.train.total_timesteps)
             masks = torch.from_numpy(masks)
-            targets = teacher_targets(
-                torch.from_numpy(cards.astype(np.int64)), masks,
-                None if margins is None else torch.from_numpy(margins), d.soft, d.temperature)
+            values = None if margins is None else torch.from_numpy(margins)
+            targets = teacher_targets(torch.from_numpy(cards.astype(np.int64)), masks, values,
+                                      d.soft, d.temperature)
             weights = None if self.weights is None else torch.from_numpy(self.weights[rows])
+            costs = regret_costs(masks, values, d.temperature) if d.regret > 0 else None
             losses.append(imitation_step(self.network, self.optimizer, torch.from_numpy(inputs),
-                                         masks, targets, weights))
+                                         masks, targets, weights, costs, d.regret))
             self.timings["forward"] += t1 - t0
             self.timings["update"] += time.time() - t1
             self.num_timesteps += len(rows)
