@@ -13,7 +13,8 @@ weigh each decision by what the search says it costs: on the decisions where the
 every legal card (the play), its value of its own card minus its value of the network's card, in
 points of chance to win, averaged over the decisions of training chunks and of held-out ones.
 ``--net NAME=PATH`` adds networks fitted elsewhere (a fit on several recordings,
-``distill.also_from``).
+``distill.also_from``); ``--held-out`` reads the held-out chunks alone (quicker: the columns of
+trained decisions are then empty).
 
     PYTHONPATH=. python bench/exit_agreement.py runs/exit/crib_v0-points-game__exit__0__*
 """
@@ -58,12 +59,19 @@ def regret(picked: np.ndarray, cards: np.ndarray, values: np.ndarray) -> np.ndar
     return 100.0 * (values[rows, cards] - values[rows, picked])
 
 
+def mean(values: np.ndarray) -> float:
+    """The mean, NaN for no values (the trained decisions under ``--held-out``)."""
+    return float(np.mean(values)) if values.size else float("nan")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="the exit run's folder (holding gen_1, gen_2, ...)")
     parser.add_argument("--start", default="champion", help="the network generation 1 started from")
     parser.add_argument("--net", action="append", default=[], metavar="NAME=PATH",
                         help="another network to compare (repeatable)")
+    parser.add_argument("--held-out", action="store_true",
+                        help="only the held-out chunks (the networks' unseen decisions)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     gens = sorted((p for p in args.run.glob("gen_*") if (p / "recording").is_dir()),
@@ -86,7 +94,7 @@ def main() -> None:
           f"{'held-out departures':>21}{'regret: trained':>17}{'held out':>10}")
     for gen in gens:
         obs, masks, cards, values, held = recording(gen / "recording")
-        keep = masks.sum(axis=1) > 1
+        keep = (masks.sum(axis=1) > 1) & (held | (not args.held_out))
         obs, masks, cards, values, held = (obs[keep], masks[keep], cards[keep], values[keep],
                                            held[keep])
         valued = ~np.isnan(values[np.arange(len(cards)), cards])
@@ -102,7 +110,7 @@ def main() -> None:
                   f"{np.mean(picked == cards):>12.3f}{np.mean(picked[away] == cards[away]):>15.3f}"
                   f"{np.mean(picked[~away] == cards[~away]):>13.3f}"
                   f"{np.mean(picked[unseen] == cards[unseen]):>14.3f} of {int(unseen.sum()):>4}"
-                  f"{np.mean(lost[valued & ~held]):>17.3f}{np.mean(lost[valued & held]):>10.3f}")
+                  f"{mean(lost[valued & ~held]):>17.3f}{mean(lost[valued & held]):>10.3f}")
 
 
 if __name__ == "__main__":
