@@ -167,6 +167,8 @@ def test_distill_config_errors() -> None:
         parse_config({**base, "opponents": [{"agent": "self"}]})
     with pytest.raises(ValueError, match="only the expert and champion-search teachers record"):
         parse_config({**base, "distill": {**base["distill"], "soft": 0.5}})
+    with pytest.raises(ValueError, match="distill.regret: only the expert and champion-search"):
+        parse_config({**base, "distill": {**base["distill"], "regret": 1.0}})
     assert parse_config(base).distill.teacher == "standard"  # the base itself is valid
 
 

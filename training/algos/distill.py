@@ -109,8 +109,7 @@ def regret_costs(masks: torch.Tensor, margins: torch.Tensor | None,
         return None
     values = margins.masked_fill(~valued, float("-inf"))
     best = values.max(dim=1, keepdim=True).values
-    costs = ((best - values) / temperature).masked_fill(~valued, 0.0)
-    return torch.where(valued.any(1, keepdim=True), costs, torch.zeros_like(costs))
+    return ((best - values) / temperature).masked_fill(~valued, 0.0)
 
 
 def imitation_step(net: nn.Module, optimizer: torch.optim.Optimizer, inputs: torch.Tensor,
@@ -183,8 +182,8 @@ class DistillTrainer(Trainer):
         self.recording = Path(d.recording) if d.recording else self.run_dir / "recording"
         opponents = rotation([(o.agent, o.weight) for o in cfg.opponents])
         earlier = [(Path(folder), finished_chunks(Path(folder))) for folder in d.also_from]
+        valued = d.soft > 0 or d.regret > 0
         for folder in [self.recording, *(folder for folder, _ in earlier)]:
-            valued = d.soft > 0 or d.regret > 0
             old = recorded_without_margins(folder) if valued and folder.exists() else []
             if old:
                 raise ValueError(f"distill.soft / distill.regret: {len(old)} chunks of {folder} "
