@@ -79,6 +79,11 @@ def legal_logits(net: nn.Module, inputs: torch.Tensor, masks: torch.Tensor) -> t
     return net(inputs)[:, :N_CARDS].masked_fill(masks == 0, ILLEGAL_LOGIT)
 
 
+def valued_cards(masks: torch.Tensor, margins: torch.Tensor) -> torch.Tensor:
+    """Per row and card (B, 52), whether the card is legal and the teacher gave it a value."""
+    return ~torch.isnan(margins) & (masks != 0)
+
+
 def teacher_targets(cards: torch.Tensor, masks: torch.Tensor, margins: torch.Tensor | None,
                     soft: float, temperature: float) -> torch.Tensor:
     """What the network learns: the teacher's cards (B,) when ``soft`` is 0 or no row has values;
@@ -87,7 +92,7 @@ def teacher_targets(cards: torch.Tensor, masks: torch.Tensor, margins: torch.Ten
     have them (legal cards not NaN)."""
     if margins is None or soft == 0.0:
         return cards
-    valued = ~torch.isnan(margins) & (masks != 0)
+    valued = valued_cards(masks, margins)
     has = valued.any(1)
     if not bool(has.any()):
         return cards
@@ -104,7 +109,7 @@ def regret_costs(masks: torch.Tensor, margins: torch.Tensor | None,
     row has any)."""
     if margins is None:
         return None
-    valued = ~torch.isnan(margins) & (masks != 0)
+    valued = valued_cards(masks, margins)
     if not bool(valued.any()):
         return None
     values = margins.masked_fill(~valued, float("-inf"))
