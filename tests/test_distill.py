@@ -165,9 +165,9 @@ def test_distill_config_errors() -> None:
         parse_config({**base, "opponents": [{"agent": "greedy", "weight": 0.5}]})
     with pytest.raises(ValueError, match="'self' is not one"):
         parse_config({**base, "opponents": [{"agent": "self"}]})
-    with pytest.raises(ValueError, match="only the expert and champion-search teachers record"):
+    with pytest.raises(ValueError, match="only the expert, champion-search and rollouts teachers record"):
         parse_config({**base, "distill": {**base["distill"], "soft": 0.5}})
-    with pytest.raises(ValueError, match="distill.regret: only the expert and champion-search"):
+    with pytest.raises(ValueError, match="distill.regret: only the expert, champion-search and rollouts"):
         parse_config({**base, "distill": {**base["distill"], "regret": 1.0}})
     assert parse_config(base).distill.teacher == "standard"  # the base itself is valid
 

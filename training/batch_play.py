@@ -34,6 +34,8 @@ from .per_row import PerRowAgent, is_stateless
 
 #: a side's time choosing cards in one game: [seconds, decisions]
 SideClock = list[float]
+#: ``on_turn(S, live, observations, masks, actions)`` of ``play_games``
+TurnHook = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], None]
 
 
 def act_rows(agent: Any, rows: np.ndarray, observations: np.ndarray,
@@ -58,12 +60,15 @@ def play_games(agent: Any, opponent: Any, plans: Sequence[GamePlan],
                target: int = DEFAULT_TARGET,
                trace: list[list[int]] | None = None,
                clock: list[list[SideClock]] | None = None,
-               on_game: Callable[[int], None] | None = None) -> list[Game]:
+               on_game: Callable[[int], None] | None = None,
+               on_turn: TurnHook | None = None) -> list[Game]:
     """Play the games of ``plans`` together (see the module docstring); each side is stateless or
     a ``PerRowAgent``. Returns the finished games in plan order. An illegal card raises
     ``ValueError`` naming the side and the game. ``trace``, if given, is filled with one list per
     plan: every card played or discarded in that game, in order (what ``training.record``
-    replays; the returned games keep no log). ``clock``, if given, is filled with one
+    replays; the returned games keep no log). ``on_turn(S, live, observations, masks, actions)``,
+    if given, sees each turn before it is stepped: the live rows, their movers' observations and
+    masks, and the cards chosen (``actions[live]``). ``clock``, if given, is filled with one
     ``[agent [seconds, decisions], opponent [seconds, decisions]]`` per plan: a per-row side's
     calls are timed one by one, a batch call's time is shared equally by its rows. ``on_game(1)``
     is told as each game ends (a progress bar)."""
@@ -141,6 +146,8 @@ def play_games(agent: Any, opponent: Any, plans: Sequence[GamePlan],
         # step_batch reads a negative action as "no move in this row": in a live row it is an
         # illegal card (cards past 51 step_batch reports itself)
         negative = live[actions[live] < 0]
+        if on_turn is not None and not negative.size:
+            on_turn(S, live, observations[live], masks[live], actions)
         fast.step_batch(S, actions, errors)
         errors[negative] = fast.ERR_NOT_LEGAL
         bad = np.flatnonzero(errors)

@@ -154,7 +154,7 @@ class DMCConfig(_Section):
 
 #: the teacher that records its per-card values next to its card (``ExpertAgent.last_margins``)
 #: the teachers that record a value for every legal card (``distill.soft`` learns them)
-VALUED_TEACHERS = ("expert", "champion-search")
+VALUED_TEACHERS = ("expert", "champion-search", "rollouts")
 
 
 class DistillConfig(_Section):
@@ -199,6 +199,11 @@ class DistillConfig(_Section):
         "weight of the expected regret in the loss: on the decisions where the teacher valued "
         "every legal card, the network's probability of each card times how far the teacher "
         "values it below its best (in units of distill.temperature); 0: cross-entropy alone"))
+    advantage: float = Field(0.0, ge=0, le=100, description=(
+        "weight of the advantage regression: on the decisions where the teacher valued every "
+        "legal card, the network's legal logits, centred on their mean, learn the teacher's "
+        "values over distill.temperature, centred likewise (least squares, so noisy values "
+        "average out: the rollouts teacher's), in place of the cross-entropy; 0: off"))
     rename_suits: bool = Field(False, description=(
         "learn each decision of a minibatch under a random renaming of the suits (the rules "
         "never name a suit: crib_env.symmetry), drawn from the seed and the step"))
@@ -213,8 +218,9 @@ class ExitConfig(_Section):
 
     generations: int = Field(3, ge=1, le=100, description="generations to run")
     search: str = Field("champion-search:sims=64", description=(
-        "the teacher: champion-search with its settings; each generation adds net= the previous "
-        "generation's network"))
+        "the teacher: champion-search with its settings, or the rollouts teacher "
+        "(training.algos.rollout_teacher); each generation adds net= the previous generation's "
+        "network"))
     start: str = Field("champion", description="generation 0's network: champion or a "
                                                "checkpoint path (the shipped configs name "
                                                "agents/checkpoints/distilled, the network the "
@@ -244,10 +250,17 @@ class ExitConfig(_Section):
     def _search(cls, value: str) -> str:
         from agents.search import SearchSettings
 
+        from .algos.rollout_teacher import RolloutSettings, is_rollout_teacher
+
         name, _, settings = value.partition(":")
-        if name != "champion-search":
-            raise ValueError(f"got {value!r}; the teacher is champion-search with its settings")
-        if SearchSettings.parse(settings).net:
+        if is_rollout_teacher(value):
+            net = RolloutSettings.parse(value).net if "net=" in settings else ""
+        elif name == "champion-search":
+            net = SearchSettings.parse(settings).net
+        else:
+            raise ValueError(f"got {value!r}; the teacher is champion-search or rollouts with "
+                             f"their settings")
+        if net:
             raise ValueError("net= is set by each generation (exit.start for the first)")
         return value
 
@@ -358,10 +371,11 @@ class RunConfig(_Section):
                 if o.weight != int(o.weight):
                     raise ValueError(f"opponents: {o.agent!r} has weight {o.weight}; algo "
                                      f"{self.algo!r} needs whole weights (chunks in turn)")
-            valued = [name for name in ("soft", "regret") if getattr(self.distill, name) > 0]
+            valued = [name for name in ("soft", "regret", "advantage")
+                      if getattr(self.distill, name) > 0]
             if valued and self.distill.teacher.split(":")[0] not in VALUED_TEACHERS:
-                raise ValueError(f"distill.{valued[0]}: only the {' and '.join(VALUED_TEACHERS)} "
-                                 f"teachers record "
+                names = f"{', '.join(VALUED_TEACHERS[:-1])} and {VALUED_TEACHERS[-1]}"
+                raise ValueError(f"distill.{valued[0]}: only the {names} teachers record "
                                  f"per-card values; {self.distill.teacher!r} gives its card "
                                  f"alone (set distill.{valued[0]}: 0)")
             if self.algo == "distill" and self.distill.departure_weight != 1 \

@@ -25,7 +25,17 @@ def check_named_agents(cfg: RunConfig) -> None:
     named.append(("selfplay.fallback", cfg.selfplay.fallback))
     named += [(f"eval.opponents[{i}]", name) for i, name in enumerate(cfg.eval.opponents)]
     if cfg.algo == "distill":
-        named.append(("distill.teacher", cfg.distill.teacher))
+        from .algos.rollout_teacher import RolloutSettings, is_rollout_teacher
+
+        teacher = cfg.distill.teacher
+        if is_rollout_teacher(teacher):  # not an agent: its network is what must load
+            try:
+                network = RolloutSettings.parse(teacher).net
+            except ValueError as err:
+                raise ValueError(f"distill.teacher: {err}") from err
+            named.append(("distill.teacher's net", network))
+        else:
+            named.append(("distill.teacher", teacher))
     for field, spec in named:
         try:
             make_agent(spec, seed=0)

@@ -117,18 +117,41 @@ def regret_costs(masks: torch.Tensor, margins: torch.Tensor | None,
     return ((best - values) / temperature).masked_fill(~valued, 0.0)
 
 
+def advantage_losses(logits: torch.Tensor, masks: torch.Tensor, margins: torch.Tensor,
+                     temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per row (B,): the mean squared gap between the network's logits and the teacher's values
+    over ``temperature`` on the cards it valued, each centred on its mean over those cards (a
+    softmax ignores a shift, so only the gaps between cards are learned); and which rows have
+    values (the loss is 0 on the others)."""
+    valued = valued_cards(masks, margins)
+    count = valued.sum(1, keepdim=True).clamp(min=1)
+
+    def centred(x: torch.Tensor) -> torch.Tensor:
+        x = x.masked_fill(~valued, 0.0)
+        return (x - x.sum(1, keepdim=True) / count).masked_fill(~valued, 0.0)
+
+    gaps = centred(logits) - centred(margins.nan_to_num(0.0) / temperature)
+    return (gaps ** 2).sum(1) / count.squeeze(1), valued.any(1)
+
+
 def imitation_step(net: nn.Module, optimizer: torch.optim.Optimizer, inputs: torch.Tensor,
                    masks: torch.Tensor, targets: torch.Tensor,
                    weights: torch.Tensor | None = None, costs: torch.Tensor | None = None,
-                   regret: float = 0.0) -> float:
+                   regret: float = 0.0, margins: torch.Tensor | None = None,
+                   advantage: float = 0.0, temperature: float = 1.0) -> float:
     """One gradient step of cross-entropy against the teacher's cards, ``targets``: card ids (B,)
     or distributions over the cards (B, 52) (``teacher_targets``), plus ``regret`` times the
-    network's expected cost of its card where ``costs`` (B, 52) are given (``regret_costs``),
-    rows weighted by ``weights`` (B,) where given; returns the loss."""
+    network's expected cost of its card where ``costs`` (B, 52) are given (``regret_costs``);
+    with ``advantage`` and ``margins``, the rows with values learn ``advantage`` times their
+    ``advantage_losses`` instead of the cross-entropy. Rows weighted by ``weights`` (B,) where
+    given; returns the loss."""
     logits = legal_logits(net, inputs, masks)
     losses = nn.functional.cross_entropy(logits, targets, reduction="none")
     if costs is not None and regret > 0:
         losses = losses + regret * (torch.softmax(logits, dim=1) * costs).sum(1)
+    if margins is not None and advantage > 0:
+        gaps, has = advantage_losses(logits, masks, margins, temperature)
+        losses = torch.where(has, advantage * gaps, losses)
     loss = losses.mean() if weights is None else (weights * losses).sum() / weights.sum()
     optimizer.zero_grad()
     loss.backward()
@@ -187,7 +210,7 @@ class DistillTrainer(Trainer):
         self.recording = Path(d.recording) if d.recording else self.run_dir / "recording"
         opponents = rotation([(o.agent, o.weight) for o in cfg.opponents])
         earlier = [(Path(folder), finished_chunks(Path(folder))) for folder in d.also_from]
-        valued = d.soft > 0 or d.regret > 0
+        valued = d.soft > 0 or d.regret > 0 or d.advantage > 0
         for folder in [self.recording, *(folder for folder, _ in earlier)]:
             old = recorded_without_margins(folder) if valued and folder.exists() else []
             if old:
@@ -208,7 +231,7 @@ class DistillTrainer(Trainer):
         self.held = (torch.from_numpy(network_input_batch(held.obs, held.masks,
                                                           cfg.policy.features)),
                      torch.from_numpy(held.masks), torch.from_numpy(held.cards.astype(np.int64)))
-        if d.soft == 0 and d.regret == 0:
+        if d.soft == 0 and d.regret == 0 and d.advantage == 0:
             self.data.margins = None  # the cards alone: no need to keep the values in memory
         # the start network's departures, from its checkpoint: the same on a resumed fit
         self.weights = (None if d.departure_weight == 1 else np.where(
@@ -268,7 +291,8 @@ class DistillTrainer(Trainer):
             weights = None if self.weights is None else torch.from_numpy(self.weights[rows])
             costs = regret_costs(masks, values, d.temperature) if d.regret > 0 else None
             losses.append(imitation_step(self.network, self.optimizer, torch.from_numpy(inputs),
-                                         masks, targets, weights, costs, d.regret))
+                                         masks, targets, weights, costs, d.regret, values,
+                                         d.advantage, d.temperature))
             self.timings["forward"] += t1 - t0
             self.timings["update"] += time.time() - t1
             self.num_timesteps += len(rows)

@@ -88,7 +88,12 @@ def rotation(opponents: Sequence[tuple[str, float]]) -> list[str]:
 
 def record_chunk(teacher: str, opponent: str, seed: int, number: int,
                  games: int = CHUNK_GAMES) -> dict[str, np.ndarray]:
-    """The teacher's decisions in the ``games`` games of chunk ``number``."""
+    """The teacher's decisions in the ``games`` games of chunk ``number`` (a rollout teacher's:
+    ``rollout_teacher.record_rollout_chunk``)."""
+    from .rollout_teacher import is_rollout_teacher, record_rollout_chunk
+
+    if is_rollout_teacher(teacher):
+        return record_rollout_chunk(teacher, opponent, seed, number, games)
     started = time.perf_counter()
     chunk_seed = derive_seed(seed, "distill", number)
     recorder = RecordingAgent(build_agent(teacher, seed=derive_seed(chunk_seed, "teacher")))

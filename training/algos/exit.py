@@ -1,8 +1,9 @@
 """Expert iteration (``algo: exit``): the search over a network teaches the next network.
 
 Generation ``g`` (1, 2, ...) is a distillation run (``training.algos.distill``) whose teacher is
-``champion-search`` over generation ``g - 1``'s network (``exit.start`` for the first) and whose
-network starts from those same weights; the search records its card and its value of every legal
+``champion-search`` (or the ``rollouts`` teacher, ``training.algos.rollout_teacher``) over
+generation ``g - 1``'s network (``exit.start`` for the first) and whose network starts from those
+same weights; the search records its card and its value of every legal
 card (its chance to win after laying it: ``distill.soft`` learns a softmax of those next to the
 card). The new network then goes into the search of the next generation. After each generation
 its network plays, without search, the previous generation's network and each of
@@ -113,8 +114,8 @@ def expert_iteration(cfg: RunConfig, run_dir: Path, train: TrainFn) -> list[dict
     previous: Path | str = network_path(cfg.exit.start)
     lines = []
     for generation in range(1, cfg.exit.generations + 1):
-        print(f"exit: generation {generation} of {cfg.exit.generations}, teacher the search over "
-              f"{previous}", flush=True)
+        print(f"exit: generation {generation} of {cfg.exit.generations}, teacher "
+              f"{cfg.exit.search.partition(':')[0]} over {previous}", flush=True)
         previous, line = run_generation(cfg, run_dir, generation, previous, train)
         lines.append(line)
         atomic_write_text(run_dir / GENERATIONS_FILE,

@@ -1,0 +1,186 @@
+"""The rollout teacher (training.algos.rollout_teacher) and the advantage loss it is learned with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents.endgame import win_table
+from agents.learned import load_learned_agent
+from agents.registry import CHAMPION_PATH
+from crib_env import fast
+from crib_env.game import Game, Phase
+from crib_env.observation import SLICES
+from training.algos.distill import advantage_losses, imitation_step, legal_logits
+from training.algos.rollout_teacher import RolloutSettings, play_out, record_rollout_chunk
+from training.config_file import parse_config
+from training.preflight import check_named_agents
+
+WINS = win_table(121)
+
+
+def _play_rows(n: int, near_end: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of single-deal games in the play, some cards laid at random, each with one legal card
+    laid in a copy per legal card; returns (rows, the seat that laid the candidate)."""
+    rows, seats = [], []
+    for seed in range(n):
+        rng = np.random.default_rng(seed)
+        game = Game(seed=seed, single_deal=True, first_dealer=int(rng.integers(2)))
+        if near_end:
+            game.scores = [int(rng.integers(116, 121)), int(rng.integers(116, 121))]
+        while game.phase == Phase.DISCARD:
+            game.step(int(rng.choice(game.legal_actions())))
+        for _ in range(int(rng.integers(0, 3))):
+            if game.phase == Phase.PLAY:
+                game.step(int(rng.choice(game.legal_actions())))
+        if game.phase != Phase.PLAY:
+            continue
+        S = fast.new_state(1)
+        fast.load_game(S, 0, game)
+        for card in game.legal_actions():
+            row = S.copy()
+            fast.apply_action(row, 0, card)
+            rows.append(row[0])
+            seats.append(game.to_move)
+    return np.array(rows), np.array(seats, dtype=np.int64)
+
+
+def test_rollouts_of_all_rows_together_equal_one_row_at_a_time():
+    agent = load_learned_agent(CHAMPION_PATH)
+    rows, seats = _play_rows(12)
+    together = play_out(agent, rows, seats, WINS, np.random.default_rng(0), 1e-4)
+    alone = [play_out(agent, rows[i:i + 1], seats[i:i + 1], WINS, np.random.default_rng(0), 1e-4)
+             for i in range(len(rows))]
+    assert len(rows) > 20
+    assert np.allclose(together, np.concatenate(alone))
+    assert ((together >= 0) & (together <= 1)).all()
+
+
+def test_a_card_that_ends_the_game_is_worth_its_result():
+    """Near the end, a candidate that ends the game is worth 1 to its winner and 0 to the loser;
+    the others come from the rollout or the table, never outside 0..1."""
+    agent = load_learned_agent(CHAMPION_PATH)
+    rows, seats = _play_rows(60, near_end=True)
+    values = play_out(agent, rows, seats, WINS, np.random.default_rng(1), 1.0)
+    over = rows[:, fast.PHASE] == fast.P_GAME_OVER
+    assert over.sum() > 3
+    assert np.array_equal(values[over], (rows[over, fast.WINNER] == seats[over]).astype(float))
+    assert ((values >= 0) & (values <= 1)).all()
+
+
+def test_a_chunk_is_a_function_of_seed_and_number_and_values_every_legal_card_of_the_play():
+    teacher = "rollouts:net=champion"
+    first = record_rollout_chunk(teacher, "standard", seed=5, number=0, games=3)
+    again = record_rollout_chunk(teacher, "standard", seed=5, number=0, games=3)
+    other = record_rollout_chunk(teacher, "standard", seed=5, number=1, games=3)
+    for key in ("obs", "masks", "cards", "margins"):
+        assert np.array_equal(first[key], again[key], equal_nan=True)
+    assert not np.array_equal(first["cards"][:40], other["cards"][:40])
+    masks, margins, cards = first["masks"] > 0, first["margins"], first["cards"]
+    assert (masks.sum(axis=1) > 1).all() and masks[np.arange(len(cards)), cards].all()
+    discarding = first["obs"][:, SLICES["phase"]][:, 0] > 0.5
+    valued = ~np.isnan(margins).all(axis=1)
+    assert np.array_equal(valued, ~discarding)  # every play decision, no discard
+    assert (~np.isnan(margins[valued]) == masks[valued]).all()  # exactly the legal cards
+    assert (np.nan_to_num(margins) >= 0).all() and (np.nan_to_num(margins) <= 1).all()
+    # the cards are the network's own: its highest logit on each recorded observation
+    agent = load_learned_agent(CHAMPION_PATH)
+    assert np.array_equal(agent.act_batch(first["obs"], first["masks"]), cards)
+
+
+def test_settings_and_their_errors(tmp_path: Path):
+    assert RolloutSettings.parse("rollouts") == RolloutSettings()
+    assert RolloutSettings.parse("rollouts:net=x/y,temperature=0.5") == RolloutSettings("x/y", 0.5)
+    with pytest.raises(ValueError, match="unknown setting 'sims=3'"):
+        RolloutSettings.parse("rollouts:sims=3")
+    with pytest.raises(ValueError, match="temperature must be positive"):
+        RolloutSettings.parse("rollouts:temperature=0")
+    cfg = {"name": "r", "algo": "distill", "opponents": [{"agent": "standard"}],
+           "distill": {"teacher": f"rollouts:net={tmp_path / 'missing'}", "advantage": 1.0},
+           "train": {"engine": "python"}}
+    with pytest.raises(ValueError, match="distill.teacher's net"):
+        check_named_agents(parse_config(cfg))
+    with pytest.raises(ValueError, match="distill.advantage: only the expert"):
+        parse_config({**cfg, "distill": {"teacher": "standard", "advantage": 1.0}})
+
+
+def test_the_advantage_loss_learns_the_gaps_between_the_values():
+    masks = torch.zeros(2, 52, dtype=torch.int8)
+    masks[0, [3, 4, 5]] = 1
+    masks[1, [10, 11]] = 1
+    margins = torch.full((2, 52), float("nan"))
+    margins[0, [3, 4, 5]] = torch.tensor([0.50, 0.52, 0.46])
+    logits = torch.full((2, 52), -1e9)
+    logits[0, [3, 4, 5]] = torch.tensor([7.0, 8.0, 5.0])  # the values over 0.02, shifted by 7
+    logits[1, [10, 11]] = torch.tensor([0.0, 3.0])
+    loss, has = advantage_losses(logits, masks, margins, 0.02)
+    assert has.tolist() == [True, False]
+    assert loss[0].item() == pytest.approx(0.0, abs=1e-8) and loss[1].item() == 0.0
+    logits[0, 5] = 6.0
+    assert advantage_losses(logits, masks, margins, 0.02)[0][0].item() == pytest.approx(2 / 9)
+
+
+def test_advantage_steps_move_the_logits_to_the_values_and_keep_the_card_elsewhere():
+    masks = torch.zeros(2, 52, dtype=torch.int8)
+    masks[:, [3, 4, 5]] = 1
+    margins = torch.full((2, 52), float("nan"))
+    margins[0, [3, 4, 5]] = torch.tensor([0.50, 0.52, 0.46])  # row 1: a discard, no values
+    torch.manual_seed(0)
+    net = torch.nn.Linear(8, 52)
+    optimizer = torch.optim.Adam(net.parameters(), lr=0.05)
+    inputs = torch.randn(2, 8)
+    cards = torch.tensor([3, 5])  # the network's own cards: row 0's is not its best value
+    for _ in range(300):
+        imitation_step(net, optimizer, inputs, masks, cards, margins=margins, advantage=1.0,
+                       temperature=0.02)
+    logits = legal_logits(net, inputs, masks).detach()
+    gaps = logits[0, [3, 4, 5]] - logits[0, 3]
+    assert torch.allclose(gaps, torch.tensor([0.0, 1.0, -2.0]), atol=0.05)
+    assert logits[0].argmax().item() == 4  # the best value, not the recorded card
+    assert logits[1].argmax().item() == 5  # the discard keeps its card
+
+
+def test_expert_iteration_with_the_rollouts_teacher(tmp_path: Path):
+    """``exit.search: rollouts``: each generation's recording values the play of the previous
+    generation's network, and its fit writes a loadable network; ``net=`` is the generations'."""
+    import json
+
+    from agents.checkpoint import save_checkpoint
+    from agents.networks import build_network
+    from training.algos.distill_recording import load_recording
+    from training.config import RunConfig
+    from training.train import train
+
+    start = tmp_path / "gen0"
+    cfg = {"name": "tinyroll", "seed": 1, "algo": "exit",
+           "opponents": [{"agent": "greedy", "weight": 1}],
+           "policy": {"arch": "cards", "features": True, "hidden": 16, "context": 16,
+                      "embed": 4},
+           "exit": {"generations": 2, "search": "rollouts", "start": str(start),
+                    "eval_games": 2, "opponents": ["random"]},
+           "distill": {"chunks": 2, "chunk_games": 2, "advantage": 1.0, "temperature": 0.02,
+                       "batch_size": 64},
+           "train": {"engine": "python", "total_timesteps": 256, "save_every": 128,
+                     "progress_bar": False},
+           "eval": {"every": 256, "games": 2, "opponents": ["random"], "final_games": 0}}
+    with pytest.raises(ValueError, match="net= is set by each generation"):
+        RunConfig.model_validate({**cfg, "exit": {**cfg["exit"], "search": "rollouts:net=x"}})
+    run_cfg = RunConfig.model_validate(cfg)
+    torch.manual_seed(0)
+    kwargs = run_cfg.policy.arch_kwargs()
+    save_checkpoint(start, build_network("cards", **kwargs), "cards", kwargs, {})
+    run = train(run_cfg, output_dir=tmp_path / "runs")
+    lines = [json.loads(x) for x in (run / "generations.jsonl").read_text().splitlines()]
+    assert [x["teacher"] for x in lines] == [f"rollouts:net={start}",
+                                             f"rollouts:net={lines[0]['checkpoint']}"]
+    for x in lines:
+        load_learned_agent(x["checkpoint"])
+    data, _, _ = load_recording(run / "gen_2" / "recording", 2)
+    valued = ~np.isnan(data.margins).all(axis=1)
+    assert valued.any() and (~valued).any()
+    # generation 2's cards are generation 1's network's own
+    gen1 = load_learned_agent(lines[0]["checkpoint"])
+    assert np.array_equal(gen1.act_batch(data.obs, data.masks), data.cards)

@@ -1,0 +1,213 @@
+"""The rollout teacher (``distill.teacher: rollouts:net=PATH``): a network's own cards, each legal
+card valued by playing the rest of the real deal out.
+
+A search agent has to guess the opponent's hidden cards, so its values are only as good as its
+model of them. A recording made for training does not have to guess: the game it records is
+there, hidden cards and all. At each decision of the network with more than one legal card in
+the play, every legal card is laid in a copy of the game's real row, and the rest of the deal is
+played out on ``crib_env.fast`` with the network in both seats, each from its own observation:
+the player's cards are its highest logit (as ``LearnedAgent`` plays), the opponent's are drawn
+from its softmax at ``temperature``. A card's value is the player's chance to win after the deal:
+1 or 0 where the game ends in it, else the win-odds table's chance at the scores it ends on.
+
+One real deal per decision makes each value a noisy sample, but its mean over the decisions that
+share an observation is the network's own action value under the true distribution of the hidden
+cards given what the player saw, against the opponents it was recorded against: learning to lay
+the card of highest mean value (``distill.regret``, whose loss is linear in the values, so the
+noise averages out) is one step of policy improvement whose reading of the opponent is learned
+from the games, not modelled. The values are training labels only: no agent ever plays from them,
+and the network learns from its own observation alone.
+
+Discards are kept with the network's own card and no values (so the fit keeps its throws), as
+are the play decisions' cards: the network's own, anchoring the fit where the values do not say
+otherwise. The chunks have the same files and fields as the other teachers'
+(``distill_recording``), one per ``chunk_games`` games, a function of the seed and the chunk
+number alone.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from crib_env import fast
+from crib_env.cards import N_CARDS
+from crib_env.game import DEFAULT_TARGET
+
+#: the teacher's name in ``distill.teacher`` (its settings after a colon)
+ROLLOUT_TEACHER = "rollouts"
+
+
+@dataclass(frozen=True)
+class RolloutSettings:
+    """``rollouts:net=PATH,temperature=T``: the network (a checkpoint path, or ``champion``) and
+    the softmax temperature of the opponent's cards in the rollouts."""
+
+    net: str = "champion"
+    temperature: float = 1.0
+
+    @classmethod
+    def parse(cls, spec: str) -> RolloutSettings:
+        name, _, text = spec.partition(":")
+        if name != ROLLOUT_TEACHER:
+            raise ValueError(f"not a rollout teacher: {spec!r}")
+        values: dict[str, object] = {}
+        for item in filter(None, (part.strip() for part in text.split(","))):
+            key, sep, raw = item.partition("=")
+            if not sep or key.strip() not in ("net", "temperature"):
+                raise ValueError(f"{ROLLOUT_TEACHER}: unknown setting {item!r}; settings are net "
+                                 f"and temperature (e.g. rollouts:net=champion,temperature=1)")
+            key = key.strip()
+            if key == "temperature":
+                try:
+                    values[key] = float(raw)
+                except ValueError:
+                    raise ValueError(f"{ROLLOUT_TEACHER}: temperature must be a number, got "
+                                     f"{raw!r}") from None
+                if values[key] <= 0:
+                    raise ValueError(f"{ROLLOUT_TEACHER}: temperature must be positive, got "
+                                     f"{raw!r}")
+            else:
+                values[key] = raw.strip()
+        return cls(**values)  # type: ignore[arg-type]
+
+
+def is_rollout_teacher(spec: str) -> bool:
+    return spec.partition(":")[0] == ROLLOUT_TEACHER
+
+
+def seat_values(rows: np.ndarray, seats: np.ndarray, wins: np.ndarray) -> np.ndarray:
+    """Each finished deal's value for the player in ``seats``: 1 or 0 where the game is over,
+    else ``wins`` (``agents.endgame.win_table``) at its scores, the other player dealing next."""
+    index = np.arange(len(rows))
+    top = rows[:, fast.TARGET] - 1
+    own = np.minimum(rows[index, fast.SCORE + seats], top)
+    opp = np.minimum(rows[index, fast.SCORE + 1 - seats], top)
+    deals_next = (rows[:, fast.DEALER] != seats).astype(np.int64)
+    table = wins[own, opp, deals_next]
+    over = rows[:, fast.PHASE] == fast.P_GAME_OVER
+    return np.where(over, (rows[:, fast.WINNER] == seats).astype(np.float64), table)
+
+
+def _sample(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One card per row drawn from the rows of ``probs``."""
+    cumulative = probs.cumsum(axis=1)
+    draws = rng.random(len(probs)) * cumulative[:, -1]
+    return np.minimum((cumulative <= draws[:, None]).sum(axis=1), N_CARDS - 1)
+
+
+def play_out(agent, rows: np.ndarray, seats: np.ndarray, wins: np.ndarray,
+             rng: np.random.Generator, temperature: float) -> np.ndarray:
+    """Play every row (real game rows, single-deal, in the play) to the end of its deal with
+    ``agent``'s network in both seats (``seats``: the player's, who lays its highest logit; the
+    other seat draws from the softmax at ``temperature``); returns ``seat_values``."""
+    from agents.learned import legal_argmax, legal_softmax
+    from crib_env.observation import OBS_SIZE
+
+    rows = rows.copy()
+    while True:
+        live = np.flatnonzero(rows[:, fast.PHASE] == fast.P_PLAY)
+        if not live.size:
+            return seat_values(rows, seats, wins)
+        part = rows[live]
+        masks = np.zeros((live.size, N_CARDS), dtype=np.int8)
+        fast.legal_masks(part, masks)
+        actions = masks.argmax(axis=1).astype(np.int64)  # the only card where there is one
+        choice = np.flatnonzero(masks.sum(axis=1) > 1)
+        if choice.size:
+            obs = np.zeros((choice.size, OBS_SIZE), dtype=np.float32)
+            fast.encode_batch(part[choice], part[choice, fast.TO_MOVE].copy(), obs)
+            logits = agent.logits_batch(obs, masks[choice])
+            mine = part[choice, fast.TO_MOVE] == seats[live[choice]]
+            actions[choice[mine]] = legal_argmax(logits[mine], masks[choice[mine]])
+            theirs = choice[~mine]
+            if theirs.size:
+                probs = legal_softmax(logits[~mine], masks[theirs], temperature)
+                actions[theirs] = _sample(probs, rng)
+        errors = np.zeros(live.size, dtype=np.int64)
+        fast.step_batch(part, actions, errors)
+        if errors.any():
+            raise RuntimeError("rollout teacher: an illegal card in a rollout")
+        rows[live] = part
+
+
+class RolloutRecorder:
+    """``play_games``' ``on_turn`` hook: keeps the network's decisions with a choice (on the
+    agent's seats) and values the play's legal cards by ``play_out``."""
+
+    def __init__(self, agent, agent_seats: np.ndarray, wins: np.ndarray,
+                 rng: np.random.Generator, temperature: float) -> None:
+        self.agent = agent
+        self.agent_seats = agent_seats
+        self.wins = wins
+        self.rng = rng
+        self.temperature = temperature
+        self.obs: list[np.ndarray] = []
+        self.masks: list[np.ndarray] = []
+        self.cards: list[np.ndarray] = []
+        self.margins: list[np.ndarray] = []
+
+    def __call__(self, S: np.ndarray, live: np.ndarray, observations: np.ndarray,
+                 masks: np.ndarray, actions: np.ndarray) -> None:
+        mine = S[live, fast.TO_MOVE] == self.agent_seats[live]
+        keep = mine & (masks.sum(axis=1) > 1)
+        if not keep.any():
+            return
+        rows = live[keep]
+        margins = np.full((rows.size, N_CARDS), np.nan, dtype=np.float32)
+        playing = np.flatnonzero(S[rows, fast.PHASE] == fast.P_PLAY)
+        if playing.size:
+            owner, cards = np.nonzero(masks[keep][playing])
+            candidates = S[rows[playing[owner]]].copy()
+            for i, card in enumerate(cards.tolist()):
+                fast.apply_action(candidates, i, card)
+            seats = S[rows[playing[owner]], fast.TO_MOVE]
+            values = play_out(self.agent, candidates, seats, self.wins, self.rng,
+                              self.temperature)
+            margins[playing[owner], cards] = values
+        self.obs.append(observations[keep].copy())
+        self.masks.append(masks[keep].copy())
+        self.cards.append(actions[rows].astype(np.int16))
+        self.margins.append(margins)
+
+
+def record_rollout_chunk(teacher: str, opponent: str, seed: int, number: int,
+                         games: int) -> dict[str, np.ndarray]:
+    """Chunk ``number`` of a rollout teacher's recording: its network plays ``games`` games
+    against ``opponent`` on ``crib_env.fast`` (``training.batch_play``), its decisions kept as
+    the module docstring says."""
+    from agents.endgame import win_table
+    from agents.learned import load_learned_agent
+    from agents.registry import network_path
+    from crib_env.observation import OBS_SIZE
+
+    from ..batch_play import play_games
+    from ..eval_plans import derive_seed, game_plan
+    from ..eval_play import build_agent
+    from ..per_row import PerRowAgent, is_stateless
+
+    started = time.perf_counter()
+    settings = RolloutSettings.parse(teacher)
+    chunk_seed = derive_seed(seed, "distill", number)
+    agent = load_learned_agent(network_path(settings.net))
+    rival = build_agent(opponent, seed=derive_seed(chunk_seed, "opponent"))
+    if not is_stateless(rival):  # the expert: one copy per game, as in an evaluation
+        rival = PerRowAgent(rival, lambda b: derive_seed(chunk_seed, "opponent", "game", b))
+    plans = [game_plan(chunk_seed, index) for index in range(games)]
+    seats = np.array([plan.agent_seat for plan in plans], dtype=np.int64)
+    recorder = RolloutRecorder(agent, seats, win_table(DEFAULT_TARGET),
+                               np.random.default_rng(derive_seed(chunk_seed, "rollouts")),
+                               settings.temperature)
+    play_games(agent, rival, plans, on_turn=recorder)
+
+    def joined(parts: list[np.ndarray], width: int | None, dtype) -> np.ndarray:
+        shape = (0, width) if width else (0,)
+        return np.concatenate(parts).astype(dtype) if parts else np.zeros(shape, dtype)
+
+    return {"obs": joined(recorder.obs, OBS_SIZE, np.float32),
+            "masks": joined(recorder.masks, N_CARDS, np.int8),
+            "cards": joined(recorder.cards, None, np.int16),
+            "margins": joined(recorder.margins, N_CARDS, np.float32),
+            "seconds": np.float64(time.perf_counter() - started)}
