@@ -59,6 +59,22 @@ def test_rollouts_of_all_rows_together_equal_one_row_at_a_time():
     assert ((together >= 0) & (together <= 1)).all()
 
 
+def test_a_rival_in_the_rollouts_plays_the_opponents_seat_row_by_row_alike():
+    """With ``rival`` (standard: deterministic, no memory) the opponent's cards are standard's,
+    the same for the rows together as one at a time, and the values are not the network's."""
+    from agents.standard import StandardAgent
+
+    agent = load_learned_agent(CHAMPION_PATH)
+    rows, seats = _play_rows(12)
+    rng = np.random.default_rng(0)
+    together = play_out(agent, rows, seats, WINS, rng, 1e-4, StandardAgent())
+    alone = [play_out(agent, rows[i:i + 1], seats[i:i + 1], WINS, rng, 1e-4, StandardAgent())
+             for i in range(len(rows))]
+    assert np.allclose(together, np.concatenate(alone))
+    as_network = play_out(agent, rows, seats, WINS, np.random.default_rng(0), 1e-4)
+    assert not np.allclose(together, as_network)
+
+
 def test_a_card_that_ends_the_game_is_worth_its_result():
     """Near the end, a candidate that ends the game is worth 1 to its winner and 0 to the loser;
     the others come from the rollout or the table, never outside 0..1."""
@@ -98,11 +114,20 @@ def test_settings_and_their_errors(tmp_path: Path):
         RolloutSettings.parse("rollouts:sims=3")
     with pytest.raises(ValueError, match="temperature must be positive"):
         RolloutSettings.parse("rollouts:temperature=0")
+    assert RolloutSettings.parse("rollouts:opponent=rival").opponent == "rival"
+    with pytest.raises(ValueError, match="opponent must be net or rival"):
+        RolloutSettings.parse("rollouts:opponent=expert")
+    with pytest.raises(ValueError, match="opponent=rival needs opponents that keep no memory"):
+        record_rollout_chunk("rollouts:opponent=rival", "expert", seed=0, number=0, games=1)
     cfg = {"name": "r", "algo": "distill", "opponents": [{"agent": "standard"}],
            "distill": {"teacher": f"rollouts:net={tmp_path / 'missing'}", "advantage": 1.0},
            "train": {"engine": "python"}}
     with pytest.raises(ValueError, match="distill.teacher's net"):
         check_named_agents(parse_config(cfg))
+    rival = {**cfg, "opponents": [{"agent": "expert"}],
+             "distill": {**cfg["distill"], "teacher": "rollouts:opponent=rival"}}
+    with pytest.raises(ValueError, match="opponent=rival .* 'expert' does"):
+        check_named_agents(parse_config(rival))
     with pytest.raises(ValueError, match="distill.advantage: only the expert"):
         parse_config({**cfg, "distill": {"teacher": "standard", "advantage": 1.0}})
 

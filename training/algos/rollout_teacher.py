@@ -42,11 +42,15 @@ ROLLOUT_TEACHER = "rollouts"
 
 @dataclass(frozen=True)
 class RolloutSettings:
-    """``rollouts:net=PATH,temperature=T``: the network (a checkpoint path, or ``champion``) and
-    the softmax temperature of the opponent's cards in the rollouts."""
+    """``rollouts:net=PATH,temperature=T,opponent=WHO``: the network (a checkpoint path, or
+    ``champion``); who lays the opponent's cards in the rollouts: ``net``, the network, drawing
+    from its softmax at ``temperature``, or ``rival``, the agent the game is played against (it
+    must keep no memory between moves: standard, greedy, a checkpoint), so the values are those
+    against that opponent's own play."""
 
     net: str = "champion"
     temperature: float = 1.0
+    opponent: str = "net"
 
     @classmethod
     def parse(cls, spec: str) -> RolloutSettings:
@@ -56,10 +60,14 @@ class RolloutSettings:
         values: dict[str, object] = {}
         for item in filter(None, (part.strip() for part in text.split(","))):
             key, sep, raw = item.partition("=")
-            if not sep or key.strip() not in ("net", "temperature"):
-                raise ValueError(f"{ROLLOUT_TEACHER}: unknown setting {item!r}; settings are net "
-                                 f"and temperature (e.g. rollouts:net=champion,temperature=1)")
+            if not sep or key.strip() not in ("net", "temperature", "opponent"):
+                raise ValueError(f"{ROLLOUT_TEACHER}: unknown setting {item!r}; settings are net, "
+                                 f"temperature and opponent (e.g. rollouts:net=champion,"
+                                 f"temperature=1,opponent=net)")
             key = key.strip()
+            if key == "opponent" and raw.strip() not in ("net", "rival"):
+                raise ValueError(f"{ROLLOUT_TEACHER}: opponent must be net or rival, got "
+                                 f"{raw.strip()!r}")
             if key == "temperature":
                 try:
                     values[key] = float(raw)
@@ -99,10 +107,11 @@ def _sample(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def play_out(agent, rows: np.ndarray, seats: np.ndarray, wins: np.ndarray,
-             rng: np.random.Generator, temperature: float) -> np.ndarray:
+             rng: np.random.Generator, temperature: float, rival=None) -> np.ndarray:
     """Play every row (real game rows, single-deal, in the play) to the end of its deal with
     ``agent``'s network in both seats (``seats``: the player's, who lays its highest logit; the
-    other seat draws from the softmax at ``temperature``); returns ``seat_values``."""
+    other seat draws from the softmax at ``temperature``, or with ``rival`` is that agent's
+    ``act_batch``); returns ``seat_values``."""
     from agents.learned import legal_argmax, legal_softmax
     from crib_env.observation import OBS_SIZE
 
@@ -119,13 +128,20 @@ def play_out(agent, rows: np.ndarray, seats: np.ndarray, wins: np.ndarray,
         if choice.size:
             obs = np.zeros((choice.size, OBS_SIZE), dtype=np.float32)
             fast.encode_batch(part[choice], part[choice, fast.TO_MOVE].copy(), obs)
-            logits = agent.logits_batch(obs, masks[choice])
             mine = part[choice, fast.TO_MOVE] == seats[live[choice]]
-            actions[choice[mine]] = legal_argmax(logits[mine], masks[choice[mine]])
             theirs = choice[~mine]
-            if theirs.size:
-                probs = legal_softmax(logits[~mine], masks[theirs], temperature)
-                actions[theirs] = _sample(probs, rng)
+            if rival is not None:
+                if theirs.size:
+                    actions[theirs] = rival.act_batch(obs[~mine], masks[theirs])
+                if mine.any():
+                    logits = agent.logits_batch(obs[mine], masks[choice[mine]])
+                    actions[choice[mine]] = legal_argmax(logits, masks[choice[mine]])
+            else:
+                logits = agent.logits_batch(obs, masks[choice])
+                actions[choice[mine]] = legal_argmax(logits[mine], masks[choice[mine]])
+                if theirs.size:
+                    probs = legal_softmax(logits[~mine], masks[theirs], temperature)
+                    actions[theirs] = _sample(probs, rng)
         errors = np.zeros(live.size, dtype=np.int64)
         fast.step_batch(part, actions, errors)
         if errors.any():
@@ -138,8 +154,9 @@ class RolloutRecorder:
     agent's seats) and values the play's legal cards by ``play_out``."""
 
     def __init__(self, agent, agent_seats: np.ndarray, wins: np.ndarray,
-                 rng: np.random.Generator, temperature: float) -> None:
+                 rng: np.random.Generator, temperature: float, rival=None) -> None:
         self.agent = agent
+        self.rival = rival
         self.agent_seats = agent_seats
         self.wins = wins
         self.rng = rng
@@ -165,7 +182,7 @@ class RolloutRecorder:
                 fast.apply_action(candidates, i, card)
             seats = S[rows[playing[owner]], fast.TO_MOVE]
             values = play_out(self.agent, candidates, seats, self.wins, self.rng,
-                              self.temperature)
+                              self.temperature, self.rival)
             margins[playing[owner], cards] = values
         self.obs.append(observations[keep].copy())
         self.masks.append(masks[keep].copy())
@@ -193,13 +210,19 @@ def record_rollout_chunk(teacher: str, opponent: str, seed: int, number: int,
     chunk_seed = derive_seed(seed, "distill", number)
     agent = load_learned_agent(network_path(settings.net))
     rival = build_agent(opponent, seed=derive_seed(chunk_seed, "opponent"))
-    if not is_stateless(rival):  # the expert: one copy per game, as in an evaluation
+    in_rollouts = None
+    if settings.opponent == "rival":
+        if not is_stateless(rival):
+            raise ValueError(f"{ROLLOUT_TEACHER}: opponent=rival needs opponents that keep no "
+                             f"memory between moves; {opponent!r} does")
+        in_rollouts = rival
+    elif not is_stateless(rival):  # the expert: one copy per game, as in an evaluation
         rival = PerRowAgent(rival, lambda b: derive_seed(chunk_seed, "opponent", "game", b))
     plans = [game_plan(chunk_seed, index) for index in range(games)]
     seats = np.array([plan.agent_seat for plan in plans], dtype=np.int64)
     recorder = RolloutRecorder(agent, seats, win_table(DEFAULT_TARGET),
                                np.random.default_rng(derive_seed(chunk_seed, "rollouts")),
-                               settings.temperature)
+                               settings.temperature, in_rollouts)
     play_games(agent, rival, plans, on_turn=recorder)
 
     def joined(parts: list[np.ndarray], width: int | None, dtype) -> np.ndarray:

@@ -1,0 +1,70 @@
+"""What a network gains on a rollouts recording's held-out decisions (training.algos.rollout_teacher).
+
+A rollouts recording holds, for every play decision of its network with a choice, the chance to
+win after each legal card with the rest of the real deal played out. On the held-out chunks
+(every ``HELD_OUT_EVERY``-th, never learned from), each network given here lays its own card from
+the recorded observation; the table gives how often that differs from the recorded network's card
+and the mean value of its card minus the value of the recorded card, with its standard error.
+The recorded deal is the real one, so this mean is an unbiased estimate of what laying the
+network's card instead gains per decision (in chance to win) when the rest of the deal is played
+as the rollouts play it: one step of policy improvement, measured on deals no fit has seen.
+
+    PYTHONPATH=. python bench/rollout_gain.py RECORDING NETWORK [NETWORK ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agents.learned import load_learned_agent
+from agents.registry import network_path
+from training.algos.distill import network_cards
+from training.algos.distill_recording import HELD_OUT_EVERY, chunk_files
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_train import cpu_model  # noqa: E402
+
+
+def held_out_valued(folder: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Observations, masks, recorded cards and values of the held-out chunks' valued decisions."""
+    parts = []
+    for number, path in chunk_files(folder).items():
+        if number % HELD_OUT_EVERY:
+            continue
+        with np.load(path) as data:
+            valued = ~np.isnan(data["margins"]).all(axis=1)
+            parts.append([data[k][valued] for k in ("obs", "masks", "cards", "margins")])
+    if not parts:
+        raise SystemExit(f"{folder}: no held-out chunk (chunk 0, {HELD_OUT_EVERY}, ...)")
+    obs, masks, cards, values = (np.concatenate(column) for column in zip(*parts, strict=True))
+    return obs, masks, cards.astype(np.int64), values
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("recording", type=Path)
+    parser.add_argument("networks", nargs="+", help="checkpoint paths (or champion)")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    obs, masks, cards, values = held_out_valued(args.recording)
+    rows = np.arange(len(cards))
+    recorded = values[rows, cards]
+    print(f"# {args.recording}: {len(cards):,} held-out valued decisions; CPU {cpu_model()}, "
+          f"load {os.getloadavg()[0]:.1f}")
+    print("| network | cards changed | gain per decision (chance to win) |")
+    print("|---|---|---|")
+    for name in args.networks:
+        chosen = network_cards(load_learned_agent(network_path(name)), obs, masks)
+        gain = values[rows, chosen] - recorded
+        print(f"| {name} | {np.mean(chosen != cards):.1%} | {gain.mean():+.5f} "
+              f"(± {gain.std(ddof=1) / np.sqrt(len(gain)):.5f}) |")
+
+
+if __name__ == "__main__":
+    main()
