@@ -267,3 +267,17 @@ def test_a_soft_distill_run_learns_the_experts_choices(tmp_path: Path) -> None:
     assert train_set.margins is not None and (~np.isnan(train_set.margins)).any()
     student = load_learned_agent(run / "latest")
     assert float(np.mean(student.act_batch(held.obs, held.masks) == held.cards)) > 0.7
+
+
+def test_a_recording_too_large_for_memory_is_refused_before_loading(tmp_path: Path,
+                                                                    monkeypatch) -> None:
+    from training.algos import distill_recording
+
+    rec = tmp_path / "rec"
+    rec.mkdir()
+    np.savez(rec / "chunk_00000.npz", obs=np.zeros((3, 10), np.float32),
+             masks=np.ones((3, 52), np.int8), cards=np.zeros(3, np.int16))
+    distill_recording.check_fits_in_memory([(rec, 1)])  # a few decisions fit
+    monkeypatch.setattr(distill_recording, "available_memory", lambda: 1000)
+    with pytest.raises(ValueError, match="3 decisions, about .* GiB to load"):
+        distill_recording.check_fits_in_memory([(rec, 1)])

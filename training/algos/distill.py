@@ -34,6 +34,7 @@ from crib_env.symmetry import N_RENAMINGS, rename_suits
 from ..trainer import Trainer, initial_network, progress_bar
 from .distill_recording import (
     Decisions,
+    check_fits_in_memory,
     finished_chunks,
     load_recordings,
     record,
@@ -226,8 +227,9 @@ class DistillTrainer(Trainer):
         if missing:  # stopped while recording: train() saves step 0 and the run resumes here
             self.data = None
             return
-        self.data, held, self.recording_seconds = load_recordings([(self.recording, d.chunks),
-                                                                   *earlier])
+        parts = [(self.recording, d.chunks), *earlier]
+        check_fits_in_memory(parts)
+        self.data, held, self.recording_seconds = load_recordings(parts)
         self.held = (torch.from_numpy(network_input_batch(held.obs, held.masks,
                                                           cfg.policy.features)),
                      torch.from_numpy(held.masks), torch.from_numpy(held.cards.astype(np.int64)))

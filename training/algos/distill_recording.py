@@ -271,6 +271,46 @@ def finished_chunks(folder: Path) -> int:
     return len(numbers)
 
 
+#: bytes one decision takes in memory once loaded: its float32 observation, mask, card and values
+DECISION_BYTES = OBS_SIZE * 4 + N_CARDS + 2 + N_CARDS * 4
+#: peak memory of loading a recording, in units of its decisions' own size
+LOAD_FACTOR = 2.5
+
+
+def available_memory() -> int:
+    """Bytes of memory this machine has free for new allocations (Linux ``MemAvailable``; total
+    physical memory elsewhere)."""
+    try:
+        for line in Path("/proc/meminfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    import os
+
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def check_fits_in_memory(parts: Sequence[tuple[Path, int]]) -> None:
+    """Raise ``ValueError`` before loading when the decisions of ``parts`` (folder, chunks) would
+    not fit in the memory free now: ``LOAD_FACTOR`` times their size (the chunks, their
+    concatenation and the held-out inputs; 3.7M decisions peaked above 24 GB)."""
+    decisions = 0
+    for folder, chunks in parts:
+        for number in range(chunks):
+            path = folder / CHUNK_PATTERN.format(number)
+            if path.exists():
+                with np.load(path) as data:
+                    decisions += len(data["cards"])
+    needed = int(LOAD_FACTOR * decisions * DECISION_BYTES)
+    free = available_memory()
+    if needed > free:
+        raise ValueError(f"distill: the recordings hold {decisions:,} decisions, about "
+                         f"{needed / 2**30:.1f} GiB to load, and {free / 2**30:.1f} GiB are free; "
+                         f"learn from fewer (distill.chunks, distill.also_from, "
+                         f"exit.keep_recordings: false)")
+
+
 def load_recordings(parts: Sequence[tuple[Path, int]]) -> tuple[Decisions, Decisions, float]:
     """``load_recording`` of each (folder, chunks), joined: training with training, held out with
     held out."""
