@@ -52,34 +52,24 @@ class RolloutSettings:
     temperature: float = 1.0
     opponent: str = "net"
 
+    def __post_init__(self) -> None:
+        if self.temperature <= 0:
+            raise ValueError(f"{ROLLOUT_TEACHER}: temperature must be positive, got "
+                             f"{self.temperature}")
+        if self.opponent not in ("net", "rival"):
+            raise ValueError(f"{ROLLOUT_TEACHER}: opponent must be net or rival, got "
+                             f"{self.opponent!r}")
+
     @classmethod
     def parse(cls, spec: str) -> RolloutSettings:
+        """Settings from a ``rollouts:key=value,...`` spec; unknown keys and bad values raise
+        ``ValueError`` naming them."""
+        from agents.search.agent import parse_settings
+
         name, _, text = spec.partition(":")
         if name != ROLLOUT_TEACHER:
             raise ValueError(f"not a rollout teacher: {spec!r}")
-        values: dict[str, object] = {}
-        for item in filter(None, (part.strip() for part in text.split(","))):
-            key, sep, raw = item.partition("=")
-            if not sep or key.strip() not in ("net", "temperature", "opponent"):
-                raise ValueError(f"{ROLLOUT_TEACHER}: unknown setting {item!r}; settings are net, "
-                                 f"temperature and opponent (e.g. rollouts:net=champion,"
-                                 f"temperature=1,opponent=net)")
-            key = key.strip()
-            if key == "opponent" and raw.strip() not in ("net", "rival"):
-                raise ValueError(f"{ROLLOUT_TEACHER}: opponent must be net or rival, got "
-                                 f"{raw.strip()!r}")
-            if key == "temperature":
-                try:
-                    values[key] = float(raw)
-                except ValueError:
-                    raise ValueError(f"{ROLLOUT_TEACHER}: temperature must be a number, got "
-                                     f"{raw!r}") from None
-                if values[key] <= 0:
-                    raise ValueError(f"{ROLLOUT_TEACHER}: temperature must be positive, got "
-                                     f"{raw!r}")
-            else:
-                values[key] = raw.strip()
-        return cls(**values)  # type: ignore[arg-type]
+        return parse_settings(cls, ROLLOUT_TEACHER, text, "rollouts:net=champion,opponent=rival")
 
 
 def is_rollout_teacher(spec: str) -> bool:
