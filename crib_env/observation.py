@@ -66,6 +66,37 @@ def _slices() -> dict[str, slice]:
 
 SLICES: dict[str, slice] = _slices()
 OBS_SIZE: int = sum(size for _, size in LAYOUT)
+
+
+def _scales() -> np.ndarray:
+    scales = np.ones(OBS_SIZE)
+    for name, scale in (("count", COUNT_SCALE), ("scores", SCORE_SCALE),
+                        ("target", SCORE_SCALE), ("opp_cards_left", HAND_SIZE)):
+        scales[SLICES[name]] = scale
+    return scales
+
+
+#: what each entry of the observation is divided by: every entry is a whole number over its scale
+OBS_SCALES: np.ndarray = _scales()
+
+
+def pack(observations: np.ndarray) -> np.ndarray:
+    """Rows of observations as the whole numbers they are made of (entry times its scale): a
+    quarter of the memory as uint8 (wider only for a target score past 255), and ``unpack`` gives back
+    the very same float32 vectors. Raises ``ValueError`` for rows that are not observations."""
+    observations = np.asarray(observations, dtype=np.float32).reshape(-1, OBS_SIZE)
+    codes = np.rint(observations.astype(np.float64) * OBS_SCALES)
+    if codes.size == 0:
+        return codes.astype(np.uint8)
+    if codes.min() < 0 or not np.array_equal(unpack(codes), observations):
+        raise ValueError("pack: these rows are not observations of layout version "
+                         f"{OBSERVATION_VERSION} (an entry is not a whole number over its scale)")
+    return codes.astype(np.min_scalar_type(int(codes.max())))
+
+
+def unpack(codes: np.ndarray) -> np.ndarray:
+    """The float32 observations ``pack`` made ``codes`` from (divided as ``encode`` divides)."""
+    return (np.asarray(codes, dtype=np.float64) / OBS_SCALES).astype(np.float32)
 _SEQ0 = SLICES["sequence"].start
 
 

@@ -14,7 +14,7 @@ from agents.base import RandomAgent
 from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
 from agents.learned import load_learned_agent
-from crib_env.observation import SLICES
+from crib_env.observation import OBS_SIZE, SLICES
 from training.algos.distill import teacher_targets
 from training.algos.distill_recording import (
     CHUNK_GAMES,
@@ -92,6 +92,11 @@ def test_a_distill_run_learns_the_teachers_choices(tmp_path: Path) -> None:
     run = train(cfg, output_dir=tmp_path / "runs")
     train_set, held, _ = load_recording(tmp_path / "rec", 11)
     assert len(held) > 0 and len(train_set) > 8 * len(held)
+    # held in memory packed (a byte an entry), unpacked to the recorded vectors exactly
+    with np.load(tmp_path / "rec" / "chunk_00001.npz") as first_trained:
+        recorded = first_trained["obs"]
+    assert train_set.codes.dtype == np.uint8
+    assert np.array_equal(train_set.observations(slice(0, len(recorded))), recorded)
     meta = json.loads((run / "latest" / "meta.json").read_text())
     assert meta["algo"] == "distill" and meta["num_timesteps"] == 30_000
     assert meta["distill"]["decisions"] == len(train_set)
@@ -275,9 +280,10 @@ def test_a_recording_too_large_for_memory_is_refused_before_loading(tmp_path: Pa
 
     rec = tmp_path / "rec"
     rec.mkdir()
-    np.savez(rec / "chunk_00000.npz", obs=np.zeros((3, 10), np.float32),
+    np.savez(rec / "chunk_00000.npz", obs=np.zeros((3, OBS_SIZE), np.float32),
              masks=np.ones((3, 52), np.int8), cards=np.zeros(3, np.int16))
-    distill_recording.check_fits_in_memory([(rec, 1)])  # a few decisions fit
+    _, held, _ = distill_recording.load_recordings([(rec, 1)])  # a few decisions fit
+    assert len(held) == 3 and held.margins is None
     monkeypatch.setattr(distill_recording, "available_memory", lambda: 1000)
-    with pytest.raises(ValueError, match="3 decisions, about .* GiB to load"):
-        distill_recording.check_fits_in_memory([(rec, 1)])
+    with pytest.raises(ValueError, match="3 decisions, about .* GiB to load"):  # before loading
+        distill_recording.load_recordings([(rec, 1)])

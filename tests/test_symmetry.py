@@ -99,7 +99,7 @@ def test_renaming_moves_cards_and_values_and_rejects_bad_indices():
 
 def test_the_fit_renames_suits_only_when_asked_and_the_same_way_on_a_resumed_fit():
     rng = np.random.default_rng(1)
-    data = Decisions(obs=rng.random((64, OBS_SIZE)).astype(np.float32),
+    data = Decisions(codes=rng.integers(0, 2, (64, OBS_SIZE), dtype=np.uint8),
                      masks=(rng.random((64, N_CARDS)) < 0.5).astype(np.float32),
                      cards=rng.integers(0, N_CARDS, 64), margins=None)
     rows = np.arange(10, 42)

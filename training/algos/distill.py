@@ -34,7 +34,6 @@ from crib_env.symmetry import N_RENAMINGS, rename_suits
 from ..trainer import Trainer, initial_network, progress_bar
 from .distill_recording import (
     Decisions,
-    check_fits_in_memory,
     finished_chunks,
     load_recordings,
     record,
@@ -69,11 +68,12 @@ def minibatch_decisions(data: Decisions, rows: np.ndarray, seed: int, step: int,
     ``renamed`` each row seen through a suit renaming drawn from the seed and the step, so a
     resumed fit draws the same ones."""
     margins = None if data.margins is None else data.margins[rows]
+    obs = data.observations(rows)
     if not renamed:
-        return data.obs[rows], data.masks[rows], data.cards[rows], margins
+        return obs, data.masks[rows], data.cards[rows], margins
     renamings = np.random.default_rng([seed, step, RENAMING_STREAM]).integers(N_RENAMINGS,
                                                                            size=len(rows))
-    return rename_suits(renamings, data.obs[rows], data.masks[rows], data.cards[rows], margins)
+    return rename_suits(renamings, obs, data.masks[rows], data.cards[rows], margins)
 
 
 def legal_logits(net: nn.Module, inputs: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
@@ -176,7 +176,12 @@ def departures(start: str, data: Decisions) -> np.ndarray:
     decision by decision."""
     from agents.learned import load_learned_agent
 
-    return network_cards(load_learned_agent(start), data.obs, data.masks) != data.cards
+    agent = load_learned_agent(start)
+    block = 1 << 16  # unpacked a block at a time: the whole set as float32 may not fit
+    cards = [network_cards(agent, data.observations(slice(first, first + block)),
+                           data.masks[first:first + block])
+             for first in range(0, len(data), block)]
+    return np.concatenate([np.zeros(0, np.int64), *cards]) != data.cards
 
 
 def agreement(net: nn.Module, inputs: torch.Tensor, masks: torch.Tensor,
@@ -228,7 +233,6 @@ class DistillTrainer(Trainer):
             self.data = None
             return
         parts = [(self.recording, d.chunks), *earlier]
-        check_fits_in_memory(parts)
         self.data, held, self.recording_seconds = load_recordings(parts)
         self.held = (torch.from_numpy(network_input_batch(held.obs, held.masks,
                                                           cfg.policy.features)),

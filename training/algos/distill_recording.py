@@ -30,7 +30,7 @@ import torch
 
 from agents.files import atomic_write, atomic_write_text
 from crib_env.cards import N_CARDS
-from crib_env.observation import OBS_SIZE
+from crib_env.observation import OBS_SIZE, pack, unpack
 
 from ..eval_plans import derive_seed, game_plan
 from ..eval_play import build_agent, play_game
@@ -202,17 +202,27 @@ def _record_in_pool(jobs: Any, workers: int, write: Callable[[int, dict[str, np.
 
 @dataclass
 class Decisions:
-    """Recorded decisions: observations, legal masks, the teacher's cards and, where the teacher
-    gave them (``ExpertAgent.last_margins``), its value of every legal card (NaN elsewhere);
-    ``margins`` is None when some chunk was recorded without them."""
+    """Recorded decisions: observations (packed, ``crib_env.observation.pack``: a quarter of the
+    memory of float32), legal masks, the teacher's cards and, where the teacher gave them
+    (``ExpertAgent.last_margins``), its value of every legal card (NaN elsewhere); ``margins`` is
+    None when some chunk was recorded without them."""
 
-    obs: np.ndarray
+    codes: np.ndarray
     masks: np.ndarray
     cards: np.ndarray
     margins: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.cards)
+
+    def observations(self, rows: np.ndarray | slice) -> np.ndarray:
+        """The float32 observations of ``rows``."""
+        return unpack(self.codes[rows])
+
+    @property
+    def obs(self) -> np.ndarray:
+        """Every observation as float32 (four times the packed size: for small sets)."""
+        return unpack(self.codes)
 
 
 def chunk_files(folder: Path) -> dict[int, Path]:
@@ -233,29 +243,36 @@ def recorded_without_margins(folder: Path) -> list[Path]:
 
 def load_recording(folder: Path, chunks: int) -> tuple[Decisions, Decisions, float]:
     """Chunks ``0..chunks-1`` of ``folder`` as (training, held out, recording seconds)."""
-    parts: dict[bool, list[Decisions]] = {False: [], True: []}
-    seconds = 0.0
-    for number in range(chunks):
-        path = folder / CHUNK_PATTERN.format(number)
+    return load_recordings([(folder, chunks)])
+
+
+def _chunk_paths(folder: Path, chunks: int) -> list[Path]:
+    paths = [folder / CHUNK_PATTERN.format(number) for number in range(chunks)]
+    for path in paths:
         if not path.exists():
             raise ValueError(f"distill.recording: {path} is missing: the recording is unfinished")
-        with np.load(path) as data:
-            parts[number % HELD_OUT_EVERY == 0].append(Decisions(
-                data["obs"], data["masks"], data["cards"],
-                data["margins"] if "margins" in data.files else None))
-            seconds += float(data["seconds"]) if "seconds" in data.files else 0.0
-    return _concatenate(parts[False]), _concatenate(parts[True]), seconds
+    return paths
 
 
-def _concatenate(parts: Sequence[Decisions]) -> Decisions:
-    """One set of decisions from several (their values None if any part lacks them)."""
-    if not parts:
-        return Decisions(np.zeros((0, OBS_SIZE), np.float32), np.zeros((0, N_CARDS), np.int8),
-                         np.zeros(0, np.int16), np.zeros((0, N_CARDS), np.float32))
-    margins = (None if any(part.margins is None for part in parts)
-               else np.concatenate([part.margins for part in parts]))
-    return Decisions(*(np.concatenate([getattr(part, k) for part in parts])
-                       for k in ("obs", "masks", "cards")), margins)
+class _Filling:
+    """A set of decisions allocated at its final size and filled chunk by chunk, so loading
+    needs little more memory than the decisions themselves (no list of parts to join)."""
+
+    def __init__(self, rows: int, valued: bool) -> None:
+        self.data = Decisions(np.zeros((rows, OBS_SIZE), np.uint8),
+                              np.zeros((rows, N_CARDS), np.int8), np.zeros(rows, np.int16),
+                              np.zeros((rows, N_CARDS), np.float32) if valued else None)
+        self.filled = 0
+
+    def add(self, chunk: Any) -> None:
+        data, cards, codes = self.data, chunk["cards"], pack(chunk["obs"])
+        rows = slice(self.filled, self.filled + len(cards))
+        if codes.dtype.itemsize > data.codes.dtype.itemsize:  # a target score past 255
+            data.codes = data.codes.astype(codes.dtype)
+        data.codes[rows], data.masks[rows], data.cards[rows] = codes, chunk["masks"], cards
+        if data.margins is not None:
+            data.margins[rows] = chunk["margins"]
+        self.filled = rows.stop
 
 
 def finished_chunks(folder: Path) -> int:
@@ -271,10 +288,11 @@ def finished_chunks(folder: Path) -> int:
     return len(numbers)
 
 
-#: bytes one decision takes in memory once loaded: its float32 observation, mask, card and values
-DECISION_BYTES = OBS_SIZE * 4 + N_CARDS + 2 + N_CARDS * 4
-#: peak memory of loading a recording, in units of its decisions' own size
-LOAD_FACTOR = 2.5
+#: bytes one decision takes in memory once loaded: its packed observation, mask, card and values
+DECISION_BYTES = OBS_SIZE + N_CARDS + 2 + N_CARDS * 4
+#: peak memory of a fit's recording, in units of its decisions' own size: loading 3.9M decisions
+#: peaked at 1.12 times (the process included); the held-out network inputs come on top
+LOAD_FACTOR = 1.5
 
 
 def available_memory() -> int:
@@ -291,17 +309,9 @@ def available_memory() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
-def check_fits_in_memory(parts: Sequence[tuple[Path, int]]) -> None:
-    """Raise ``ValueError`` before loading when the decisions of ``parts`` (folder, chunks) would
-    not fit in the memory free now: ``LOAD_FACTOR`` times their size (the chunks, their
-    concatenation and the held-out inputs; 3.7M decisions peaked above 24 GB)."""
-    decisions = 0
-    for folder, chunks in parts:
-        for number in range(chunks):
-            path = folder / CHUNK_PATTERN.format(number)
-            if path.exists():
-                with np.load(path) as data:
-                    decisions += len(data["cards"])
+def check_fits_in_memory(decisions: int) -> None:
+    """Raise ``ValueError`` when ``decisions`` would not fit in the memory free now
+    (``LOAD_FACTOR`` times their size), naming the settings that learn from fewer."""
     needed = int(LOAD_FACTOR * decisions * DECISION_BYTES)
     free = available_memory()
     if needed > free:
@@ -312,8 +322,23 @@ def check_fits_in_memory(parts: Sequence[tuple[Path, int]]) -> None:
 
 
 def load_recordings(parts: Sequence[tuple[Path, int]]) -> tuple[Decisions, Decisions, float]:
-    """``load_recording`` of each (folder, chunks), joined: training with training, held out with
-    held out."""
-    loaded = [load_recording(folder, chunks) for folder, chunks in parts]
-    return (_concatenate([part[0] for part in loaded]), _concatenate([part[1] for part in loaded]),
-            sum(part[2] for part in loaded))
+    """Chunks ``0..chunks-1`` of each (folder, chunks), joined as (training, held out, recording
+    seconds); every ``HELD_OUT_EVERY``-th chunk of a folder is held out. The values are None
+    when some chunk was recorded without them. Raises ``ValueError`` before loading when the
+    decisions would not fit in free memory."""
+    paths = [(path, number % HELD_OUT_EVERY == 0) for folder, chunks in parts
+             for number, path in enumerate(_chunk_paths(folder, chunks))]
+    rows = {False: 0, True: 0}
+    valued = True
+    for path, held in paths:  # sizes first (the small members only), to allocate once
+        with np.load(path) as data:
+            rows[held] += len(data["cards"])
+            valued = valued and "margins" in data.files
+    check_fits_in_memory(rows[False] + rows[True])
+    sets = {held: _Filling(rows[held], valued) for held in rows}
+    seconds = 0.0
+    for path, held in paths:
+        with np.load(path) as data:
+            sets[held].add(data)
+            seconds += float(data["seconds"]) if "seconds" in data.files else 0.0
+    return sets[False].data, sets[True].data, seconds
