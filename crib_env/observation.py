@@ -67,6 +67,8 @@ def _slices() -> dict[str, slice]:
 SLICES: dict[str, slice] = _slices()
 OBS_SIZE: int = sum(size for _, size in LAYOUT)
 
+_SEQ0 = SLICES["sequence"].start
+
 
 def _scales() -> np.ndarray:
     scales = np.ones(OBS_SIZE)
@@ -82,9 +84,13 @@ OBS_SCALES: np.ndarray = _scales()
 
 def pack(observations: np.ndarray) -> np.ndarray:
     """Rows of observations as the whole numbers they are made of (entry times its scale): a
-    quarter of the memory as uint8 (wider only for a target score past 255), and ``unpack`` gives back
-    the very same float32 vectors. Raises ``ValueError`` for rows that are not observations."""
-    observations = np.asarray(observations, dtype=np.float32).reshape(-1, OBS_SIZE)
+    quarter of the memory as uint8 (wider only for a target score past 255), and ``unpack``
+    gives back the very same float32 vectors. Raises ``ValueError`` for rows that are not
+    observations."""
+    observations = np.asarray(observations, dtype=np.float32)
+    if observations.ndim != 2 or observations.shape[1] != OBS_SIZE:
+        raise ValueError(f"pack: observations of layout version {OBSERVATION_VERSION} are rows "
+                         f"of {OBS_SIZE}, got shape {observations.shape}")
     codes = np.rint(observations.astype(np.float64) * OBS_SCALES)
     if codes.size == 0:
         return codes.astype(np.uint8)
@@ -97,7 +103,6 @@ def pack(observations: np.ndarray) -> np.ndarray:
 def unpack(codes: np.ndarray) -> np.ndarray:
     """The float32 observations ``pack`` made ``codes`` from (divided as ``encode`` divides)."""
     return (np.asarray(codes, dtype=np.float64) / OBS_SCALES).astype(np.float32)
-_SEQ0 = SLICES["sequence"].start
 
 
 @dataclass(frozen=True, slots=True)

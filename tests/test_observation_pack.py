@@ -43,3 +43,6 @@ def test_rows_that_are_not_observations_are_refused():
         with pytest.raises(ValueError, match="not observations"):
             pack(bad)
     assert pack(np.zeros((0, OBS_SIZE), np.float32)).shape == (0, OBS_SIZE)
+    for shape in ((OBS_SIZE,), (2, OBS_SIZE - 1)):  # not rows of this layout
+        with pytest.raises(ValueError, match=f"rows of {OBS_SIZE}, got shape"):
+            pack(np.zeros(shape, np.float32))
