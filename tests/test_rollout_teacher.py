@@ -75,6 +75,59 @@ def test_a_rival_in_the_rollouts_plays_the_opponents_seat_row_by_row_alike():
     assert not np.allclose(together, as_network)
 
 
+def test_the_expert_continued_in_a_rollout_plays_the_real_deal_on_the_networks_own_card():
+    """With the expert as rival, each rollout continues a copy of the game's own expert (its
+    memory of the deal and its random stream), so the rollout of the card the network really laid
+    replays the real rest of the deal: its value is the real deal's outcome, to the bit, while
+    the real games go on exactly as without the rollouts."""
+    from agents.expert import ExpertAgent
+    from training.algos.rollout_teacher import RolloutRecorder
+    from training.batch_play import play_games
+    from training.eval_plans import game_plan
+    from training.per_row import PerRowAgent
+
+    agent = load_learned_agent(CHAMPION_PATH)
+    plans = [game_plan(3, i) for i in range(4)]
+    seats = np.array([plan.agent_seat for plan in plans], dtype=np.int64)
+
+    def expert() -> PerRowAgent:
+        return PerRowAgent(ExpertAgent(sims=16, discard_sims=16), lambda b: 100 + b)
+
+    own: list[tuple[int, int, float]] = []  # (game, deal, value of the network's own card)
+
+    class Recorder(RolloutRecorder):
+        def __call__(self, S, live, observations, masks, actions):
+            before = len(self.margins)
+            super().__call__(S, live, observations, masks, actions)
+            if len(self.margins) == before:
+                return
+            mine = S[live, fast.TO_MOVE] == seats[live]
+            rows = live[mine & (masks.sum(axis=1) > 1)]
+            for b, values in zip(rows.tolist(), self.margins[-1], strict=True):
+                if not np.isnan(values).all():
+                    own.append((b, int(S[b, fast.DEAL_NO]) - 1, float(values[actions[b]])))
+
+    rival = expert()
+    recorder = Recorder(agent, seats, WINS, np.random.default_rng(0), 1.0, rival)
+    games = play_games(agent, rival, plans, on_turn=recorder)
+    alone = play_games(agent, expert(), plans)
+    assert [g.scores for g in games] == [g.scores for g in alone]
+    assert len(own) > 40
+    for b, deal, value in own:
+        game, seat = games[b], int(seats[b])
+        scores = np.zeros(2, dtype=np.int64)
+        for record in game.records[:deal + 1]:
+            scores += [record.points(0), record.points(1)]
+        if deal == len(game.records) - 1 and game.winner is not None:
+            real = float(game.winner == seat)
+        else:
+            top = game.target - 1
+            dealer = game.records[deal].dealer
+            real = float(WINS[min(scores[seat], top), min(scores[1 - seat], top),
+                              int(dealer != seat)])
+        assert value == real, (b, deal)
+
+
 def test_a_card_that_ends_the_game_is_worth_its_result():
     """Near the end, a candidate that ends the game is worth 1 to its winner and 0 to the loser;
     the others come from the rollout or the table, never outside 0..1."""
@@ -117,17 +170,11 @@ def test_settings_and_their_errors(tmp_path: Path):
     assert RolloutSettings.parse("rollouts:opponent=rival").opponent == "rival"
     with pytest.raises(ValueError, match="opponent must be net or rival"):
         RolloutSettings.parse("rollouts:opponent=expert")
-    with pytest.raises(ValueError, match="opponent=rival needs opponents that keep no memory"):
-        record_rollout_chunk("rollouts:opponent=rival", "expert", seed=0, number=0, games=1)
     cfg = {"name": "r", "algo": "distill", "opponents": [{"agent": "standard"}],
            "distill": {"teacher": f"rollouts:net={tmp_path / 'missing'}", "advantage": 1.0},
            "train": {"engine": "python"}}
     with pytest.raises(ValueError, match="distill.teacher's net"):
         check_named_agents(parse_config(cfg))
-    rival = {**cfg, "opponents": [{"agent": "expert"}],
-             "distill": {**cfg["distill"], "teacher": "rollouts:opponent=rival"}}
-    with pytest.raises(ValueError, match="opponent=rival .* 'expert' does"):
-        check_named_agents(parse_config(rival))
     with pytest.raises(ValueError, match="distill.advantage: only the expert"):
         parse_config({**cfg, "distill": {"teacher": "standard", "advantage": 1.0}})
 

@@ -34,14 +34,6 @@ def check_named_agents(cfg: RunConfig) -> None:
             except ValueError as err:
                 raise ValueError(f"distill.teacher: {err}") from err
             named.append(("distill.teacher's net", settings.net))
-            if settings.opponent == "rival":
-                from .per_row import is_stateless
-
-                for o in cfg.opponents:
-                    if not is_stateless(make_agent(o.agent, seed=0)):
-                        raise ValueError(f"distill.teacher: opponent=rival plays the opponents in "
-                                         f"the rollouts, so they must keep no memory between "
-                                         f"moves; {o.agent!r} does")
         else:
             named.append(("distill.teacher", teacher))
     for field, spec in named:

@@ -27,6 +27,7 @@ number alone.
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass
 
@@ -36,6 +37,8 @@ from crib_env import fast
 from crib_env.cards import N_CARDS
 from crib_env.game import DEFAULT_TARGET
 
+from ..per_row import PerRowAgent
+
 #: the teacher's name in ``distill.teacher`` (its settings after a colon)
 ROLLOUT_TEACHER = "rollouts"
 
@@ -44,9 +47,9 @@ ROLLOUT_TEACHER = "rollouts"
 class RolloutSettings:
     """``rollouts:net=PATH,temperature=T,opponent=WHO``: the network (a checkpoint path, or
     ``champion``); who lays the opponent's cards in the rollouts: ``net``, the network, drawing
-    from its softmax at ``temperature``, or ``rival``, the agent the game is played against (it
-    must keep no memory between moves: standard, greedy, a checkpoint), so the values are those
-    against that opponent's own play."""
+    from its softmax at ``temperature``, or ``rival``, the agent the game is played against, so
+    the values are those against that opponent's own play. A rival with memory (the expert) is
+    continued in each rollout from a copy of the game's own, its memory of the deal included."""
 
     net: str = "champion"
     temperature: float = 1.0
@@ -96,16 +99,32 @@ def _sample(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.minimum((cumulative <= draws[:, None]).sum(axis=1), N_CARDS - 1)
 
 
+class BranchedRival:
+    """A rival with memory continued in rollouts: row ``i`` of the rollouts plays a copy of the
+    game row ``game_rows[i]``'s own copy (``PerRowAgent``), as it stands when the card is laid,
+    so the real game goes on with its copy untouched. Like a copy in a real game it is asked on
+    every one of its turns, forced ones too, so it sees the deal as it would have."""
+
+    def __init__(self, rival: PerRowAgent, game_rows: np.ndarray) -> None:
+        self.copies = [copy.deepcopy(rival.copies[b]) for b in game_rows.tolist()]
+
+    def act_rows(self, rows: np.ndarray, observations: np.ndarray,
+                 masks: np.ndarray) -> np.ndarray:
+        return np.array([self.copies[i].act(o, m) for i, o, m
+                         in zip(rows.tolist(), observations, masks, strict=True)], dtype=np.int64)
+
+
 def play_out(agent, rows: np.ndarray, seats: np.ndarray, wins: np.ndarray,
              rng: np.random.Generator, temperature: float, rival=None) -> np.ndarray:
     """Play every row (real game rows, single-deal, in the play) to the end of its deal with
     ``agent``'s network in both seats (``seats``: the player's, who lays its highest logit; the
     other seat draws from the softmax at ``temperature``, or with ``rival`` is that agent's
-    ``act_batch``); returns ``seat_values``."""
+    ``act_batch``, or a ``BranchedRival``'s copies); returns ``seat_values``."""
     from agents.learned import legal_argmax, legal_softmax
     from crib_env.observation import OBS_SIZE
 
     rows = rows.copy()
+    branched = isinstance(rival, BranchedRival)
     while True:
         live = np.flatnonzero(rows[:, fast.PHASE] == fast.P_PLAY)
         if not live.size:
@@ -114,14 +133,19 @@ def play_out(agent, rows: np.ndarray, seats: np.ndarray, wins: np.ndarray,
         masks = np.zeros((live.size, N_CARDS), dtype=np.int8)
         fast.legal_masks(part, masks)
         actions = masks.argmax(axis=1).astype(np.int64)  # the only card where there is one
-        choice = np.flatnonzero(masks.sum(axis=1) > 1)
+        asked = masks.sum(axis=1) > 1
+        if branched:
+            asked |= part[:, fast.TO_MOVE] != seats[live]
+        choice = np.flatnonzero(asked)
         if choice.size:
             obs = np.zeros((choice.size, OBS_SIZE), dtype=np.float32)
             fast.encode_batch(part[choice], part[choice, fast.TO_MOVE].copy(), obs)
             mine = part[choice, fast.TO_MOVE] == seats[live[choice]]
             theirs = choice[~mine]
             if rival is not None:
-                if theirs.size:
+                if theirs.size and branched:
+                    actions[theirs] = rival.act_rows(live[theirs], obs[~mine], masks[theirs])
+                elif theirs.size:
                     actions[theirs] = rival.act_batch(obs[~mine], masks[theirs])
                 if mine.any():
                     logits = agent.logits_batch(obs[mine], masks[choice[mine]])
@@ -171,8 +195,11 @@ class RolloutRecorder:
             for i, card in enumerate(cards.tolist()):
                 fast.apply_action(candidates, i, card)
             seats = S[rows[playing[owner]], fast.TO_MOVE]
+            rival = self.rival
+            if isinstance(rival, PerRowAgent):
+                rival = BranchedRival(rival, rows[playing[owner]])
             values = play_out(self.agent, candidates, seats, self.wins, self.rng,
-                              self.temperature, self.rival)
+                              self.temperature, rival)
             margins[playing[owner], cards] = values
         self.obs.append(observations[keep].copy())
         self.masks.append(masks[keep].copy())
@@ -193,21 +220,16 @@ def record_rollout_chunk(teacher: str, opponent: str, seed: int, number: int,
     from ..batch_play import play_games
     from ..eval_plans import derive_seed, game_plan
     from ..eval_play import build_agent
-    from ..per_row import PerRowAgent, is_stateless
+    from ..per_row import is_stateless
 
     started = time.perf_counter()
     settings = RolloutSettings.parse(teacher)
     chunk_seed = derive_seed(seed, "distill", number)
     agent = load_learned_agent(network_path(settings.net))
     rival = build_agent(opponent, seed=derive_seed(chunk_seed, "opponent"))
-    in_rollouts = None
-    if settings.opponent == "rival":
-        if not is_stateless(rival):
-            raise ValueError(f"{ROLLOUT_TEACHER}: opponent=rival needs opponents that keep no "
-                             f"memory between moves; {opponent!r} does")
-        in_rollouts = rival
-    elif not is_stateless(rival):  # the expert: one copy per game, as in an evaluation
+    if not is_stateless(rival):  # the expert: one copy per game, as in an evaluation
         rival = PerRowAgent(rival, lambda b: derive_seed(chunk_seed, "opponent", "game", b))
+    in_rollouts = rival if settings.opponent == "rival" else None
     plans = [game_plan(chunk_seed, index) for index in range(games)]
     seats = np.array([plan.agent_seat for plan in plans], dtype=np.int64)
     recorder = RolloutRecorder(agent, seats, win_table(DEFAULT_TARGET),
