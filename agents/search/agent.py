@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +48,7 @@ from ..endgame import ENDGAME_NEED, win_table
 from ..learned import LearnedAgent, legal_argmax, legal_softmax
 from ..opponent_model import EXACT_TABLES, MODEL_TABLES, OpponentPlays, opponent_cards
 from ..rollout import play_position
+from ..settings import parse_settings
 from ..standard import StandardAgent
 from .discard import discard_position, draw_deals, throw_values
 from .inference import choice_likelihood, new_rows, opponent_observations, play_likelihood
@@ -157,33 +158,6 @@ class SearchSettings:
         """Settings from ``"sims=64,floor=0.1"`` (empty: the defaults); unknown keys and bad
         values raise ``ValueError`` naming them."""
         return parse_settings(cls, "champion-search", text, "champion-search:sims=64")
-
-
-def parse_settings(cls, name: str, text: str, example: str):
-    """The settings dataclass ``cls`` from ``"key=value,..."`` (empty: its defaults), each value
-    read by its field's type (str, int, float, bool); an unknown key or a bad value raises
-    ``ValueError`` naming ``name`` and the key (``example``: a spec to show)."""
-    types = {f.name: f.type for f in fields(cls)}
-    values: dict[str, object] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        key, sep, raw = item.partition("=")
-        key = key.strip()
-        if not sep or key not in types:
-            raise ValueError(f"{name}: unknown setting {item!r}; settings are "
-                             f"{', '.join(types)} (e.g. {example})")
-        kind = types[key]
-        try:
-            if kind == "str":
-                values[key] = raw.strip()
-            elif kind == "bool":
-                if raw.strip() not in ("0", "1", "true", "false"):
-                    raise ValueError(raw)
-                values[key] = raw.strip() in ("1", "true")
-            else:
-                values[key] = (int if kind == "int" else float)(raw)
-        except ValueError:
-            raise ValueError(f"{name}: setting {key} must be a {kind}, got {raw!r}") from None
-    return cls(**values)
 
 
 def settings_without_network(spec: str) -> list[str]:

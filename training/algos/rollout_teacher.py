@@ -67,7 +67,7 @@ class RolloutSettings:
     def parse(cls, spec: str) -> RolloutSettings:
         """Settings from a ``rollouts:key=value,...`` spec; unknown keys and bad values raise
         ``ValueError`` naming them."""
-        from agents.search.agent import parse_settings
+        from agents.settings import parse_settings
 
         name, _, text = spec.partition(":")
         if name != ROLLOUT_TEACHER:
