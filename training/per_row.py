@@ -79,6 +79,15 @@ class PerRowAgent:
             if reset is not None:
                 reset()
 
+    def branch(self, rows: Sequence[int] | np.ndarray) -> PerRowAgent:
+        """A new ``PerRowAgent`` whose row ``i`` is a deep copy of row ``rows[i]``'s copy as it
+        stands (its memory and random stream included): games continued from those rows in a
+        search or a rollout, leaving the real games' copies untouched."""
+        twin = PerRowAgent(self.prototype, self.seed_of_row)
+        twin.copies = {i: copy.deepcopy(self.copies[b])
+                       for i, b in enumerate(np.asarray(rows, dtype=np.int64).tolist())}
+        return twin
+
     def act_rows(self, rows: Sequence[int] | np.ndarray, observations: np.ndarray,
                  masks: np.ndarray) -> np.ndarray:
         """One card for each of ``rows``, chosen by that row's copy from its observation and mask

@@ -27,7 +27,6 @@ number alone.
 
 from __future__ import annotations
 
-import copy
 import time
 from dataclasses import dataclass
 
@@ -37,7 +36,7 @@ from crib_env import fast
 from crib_env.cards import N_CARDS
 from crib_env.game import DEFAULT_TARGET
 
-from ..per_row import PerRowAgent
+from ..per_row import PerRowAgent, is_stateless
 
 #: the teacher's name in ``distill.teacher`` (its settings after a colon)
 ROLLOUT_TEACHER = "rollouts"
@@ -99,32 +98,20 @@ def _sample(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.minimum((cumulative <= draws[:, None]).sum(axis=1), N_CARDS - 1)
 
 
-class BranchedRival:
-    """A rival with memory continued in rollouts: row ``i`` of the rollouts plays a copy of the
-    game row ``game_rows[i]``'s own copy (``PerRowAgent``), as it stands when the card is laid,
-    so the real game goes on with its copy untouched. Like a copy in a real game it is asked on
-    every one of its turns, forced ones too, so it sees the deal as it would have."""
-
-    def __init__(self, rival: PerRowAgent, game_rows: np.ndarray) -> None:
-        self.copies = [copy.deepcopy(rival.copies[b]) for b in game_rows.tolist()]
-
-    def act_rows(self, rows: np.ndarray, observations: np.ndarray,
-                 masks: np.ndarray) -> np.ndarray:
-        return np.array([self.copies[i].act(o, m) for i, o, m
-                         in zip(rows.tolist(), observations, masks, strict=True)], dtype=np.int64)
-
-
 def play_out(agent, rows: np.ndarray, seats: np.ndarray, wins: np.ndarray,
              rng: np.random.Generator, temperature: float, rival=None) -> np.ndarray:
     """Play every row (real game rows, single-deal, in the play) to the end of its deal with
     ``agent``'s network in both seats (``seats``: the player's, who lays its highest logit; the
-    other seat draws from the softmax at ``temperature``, or with ``rival`` is that agent's
-    ``act_batch``, or a ``BranchedRival``'s copies); returns ``seat_values``."""
+    other seat draws from the softmax at ``temperature``, or with ``rival`` is that agent's: a
+    ``PerRowAgent``'s row ``i`` plays rollout row ``i`` and, as in a real game, is asked on every
+    one of its turns, forced ones too); returns ``seat_values``."""
     from agents.learned import legal_argmax, legal_softmax
     from crib_env.observation import OBS_SIZE
 
+    from ..batch_play import act_rows
+
     rows = rows.copy()
-    branched = isinstance(rival, BranchedRival)
+    per_row = isinstance(rival, PerRowAgent)
     while True:
         live = np.flatnonzero(rows[:, fast.PHASE] == fast.P_PLAY)
         if not live.size:
@@ -134,7 +121,7 @@ def play_out(agent, rows: np.ndarray, seats: np.ndarray, wins: np.ndarray,
         fast.legal_masks(part, masks)
         actions = masks.argmax(axis=1).astype(np.int64)  # the only card where there is one
         asked = masks.sum(axis=1) > 1
-        if branched:
+        if per_row:
             asked |= part[:, fast.TO_MOVE] != seats[live]
         choice = np.flatnonzero(asked)
         if choice.size:
@@ -143,10 +130,8 @@ def play_out(agent, rows: np.ndarray, seats: np.ndarray, wins: np.ndarray,
             mine = part[choice, fast.TO_MOVE] == seats[live[choice]]
             theirs = choice[~mine]
             if rival is not None:
-                if theirs.size and branched:
-                    actions[theirs] = rival.act_rows(live[theirs], obs[~mine], masks[theirs])
-                elif theirs.size:
-                    actions[theirs] = rival.act_batch(obs[~mine], masks[theirs])
+                if theirs.size:
+                    actions[theirs] = act_rows(rival, live[theirs], obs[~mine], masks[theirs])
                 if mine.any():
                     logits = agent.logits_batch(obs[mine], masks[choice[mine]])
                     actions[choice[mine]] = legal_argmax(logits, masks[choice[mine]])
@@ -196,8 +181,8 @@ class RolloutRecorder:
                 fast.apply_action(candidates, i, card)
             seats = S[rows[playing[owner]], fast.TO_MOVE]
             rival = self.rival
-            if isinstance(rival, PerRowAgent):
-                rival = BranchedRival(rival, rows[playing[owner]])
+            if isinstance(rival, PerRowAgent):  # each rollout continues its game's own copy
+                rival = rival.branch(rows[playing[owner]])
             values = play_out(self.agent, candidates, seats, self.wins, self.rng,
                               self.temperature, rival)
             margins[playing[owner], cards] = values
@@ -220,7 +205,6 @@ def record_rollout_chunk(teacher: str, opponent: str, seed: int, number: int,
     from ..batch_play import play_games
     from ..eval_plans import derive_seed, game_plan
     from ..eval_play import build_agent
-    from ..per_row import is_stateless
 
     started = time.perf_counter()
     settings = RolloutSettings.parse(teacher)
