@@ -2,8 +2,8 @@
 
 A network maps the input row (the observation, then the flattened ``card_features`` block when the
 checkpoint uses them) to 53 numbers: 52 action logits (one per card id) and the state value.
-``ARCHITECTURES`` names the networks a checkpoint may hold; ``build_network`` builds one with its
-sizes checked first.
+``ARCHITECTURES`` names the networks a checkpoint may hold (``pool``: several of them, their outputs
+averaged); ``build_network`` builds one with its sizes checked first.
 """
 
 from __future__ import annotations
@@ -188,11 +188,56 @@ class MlpNet(nn.Module):
         return self.head(self.body(x))
 
 
+#: the most networks one ``LogitPool`` holds
+MAX_MEMBERS = 16
+
+
+class LogitPool(nn.Module):
+    """Several networks that read the same input row, pooled: each output is the weighted mean of
+    theirs (the weights sum to 1). Its legal-card softmax is their softmaxes multiplied, each
+    raised to its weight (a log-linear pool), so it lays the card they agree on; one forward pass
+    of each member. ``members``: each a ``{"arch", "arch_kwargs"}`` of ``ARCHITECTURES`` (pools
+    do not nest), all with this pool's ``features``."""
+
+    def __init__(self, features: bool, members: list[dict[str, Any]],
+                 weights: list[float]) -> None:
+        super().__init__()
+        check_pool(features, members, weights)
+        self.features = features
+        self.members = nn.ModuleList(build_network(m["arch"], **m.get("arch_kwargs", {}))
+                                     for m in members)
+        self.weights = [float(w) / float(sum(weights)) for w in weights]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return sum(w * member(x) for w, member in zip(self.weights, self.members, strict=True))
+
+
+def check_pool(features: Any, members: Any, weights: Any) -> None:
+    """Refuse (``ValueError`` naming the problem) a pool's members or weights that do not
+    describe 2..``MAX_MEMBERS`` networks with the pool's ``features`` and a positive weight each."""
+    if not isinstance(members, list) or not 2 <= len(members) <= MAX_MEMBERS:
+        raise ValueError(f"members must be a list of 2..{MAX_MEMBERS} networks, got {members!r}")
+    if not isinstance(weights, list) or len(weights) != len(members) or not all(
+            isinstance(w, (int, float)) and not isinstance(w, bool) and 0 < w < float("inf")
+            for w in weights):
+        raise ValueError(f"weights must be one positive number per member, got {weights!r}")
+    for member in members:
+        if not isinstance(member, dict) or member.get("arch") not in ARCHITECTURES \
+                or member["arch"] == "pool" or not isinstance(member.get("arch_kwargs", {}), dict):
+            raise ValueError(f"a pool member must be {{'arch': one of "
+                             f"{', '.join(a for a in ARCHITECTURES if a != 'pool')}, "
+                             f"'arch_kwargs': {{...}}}}, got {member!r}")
+        if bool(member.get("arch_kwargs", {}).get("features")) != features:
+            raise ValueError(f"a pool member reads features={not features}, the pool "
+                             f"features={features}: its members must read the same input row")
+
+
 #: architecture name -> (class, allowed keyword arguments); the only classes a checkpoint may name
 ARCHITECTURES: dict[str, tuple[type[nn.Module], tuple[str, ...]]] = {
     "cards": (CardNet, ("features", "hidden", "context", "embed", "prior", "attention")),
     "mlp": (MlpNet, ("features", "hidden", "layers")),
     "afterstate": (AfterstateNet, ("features", "hidden", "layers")),
+    "pool": (LogitPool, ("features", "members", "weights")),
 }
 
 
@@ -212,6 +257,8 @@ def check_sizes(kwargs: dict[str, Any]) -> None:
                     or not MIN_SIZES[name] <= value <= MAX_SIZES[name]:
                 raise ValueError(f"{name} must be a whole number {MIN_SIZES[name]}.."
                                  f"{MAX_SIZES[name]}, got {value!r}")
+        elif name in ("members", "weights"):
+            continue  # a pool's: check_pool
         elif not isinstance(value, bool):  # features, prior
             raise ValueError(f"{name} must be true or false, got {value!r}")
 

@@ -3,6 +3,8 @@ own observation."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -578,6 +580,65 @@ def test_tiny_expert_iteration_writes_generations_and_resumes(tmp_path):
     assert again == run
     assert {p: p.stat().st_mtime_ns for p in run.rglob("*.npz")} == before
     assert (run / "gen_2" / "generation.json").exists()
+
+
+def test_expert_iteration_pools_several_fits_of_each_recording(tmp_path):
+    """``exit.fits``: a generation fits several networks on its one recording, each ordering its
+    minibatches by its own seed, and its network is their pool (with ``exit.pool_previous`` the
+    previous generation's network too); the next generation's search plays the pool and its fits
+    start from the first fit."""
+    import json
+
+    import torch
+    from safetensors.torch import load_file
+
+    from agents.checkpoint import save_checkpoint
+    from agents.learned import load_learned_agent
+    from agents.networks import build_network
+    from training.config import RunConfig
+    from training.train import train
+
+    start = tmp_path / "gen0"
+    data = _tiny_exit_config(tmp_path, start)
+    cfg = RunConfig.model_validate({**data, "exit": {**data["exit"], "fits": 2,
+                                                     "pool_previous": 2.0}})
+    torch.manual_seed(0)
+    kwargs = cfg.policy.arch_kwargs()
+    save_checkpoint(start, build_network("cards", **kwargs), "cards", kwargs, {})
+    run = train(cfg, output_dir=tmp_path / "runs")
+    lines = [json.loads(x) for x in (run / "generations.jsonl").read_text().splitlines()]
+    first, second = lines
+    assert first["checkpoint"] == str(run / "gen_1" / "pool")
+    assert len(first["fits"]) == 2 and first["fits"][0] != first["fits"][1]
+    fit_weights = [load_file(str(Path(f) / "policy.safetensors")) for f in first["fits"]]
+    assert any(not torch.equal(fit_weights[0][k], fit_weights[1][k]) for k in fit_weights[0])
+    meta = json.loads((run / "gen_1" / "pool" / "meta.json").read_text())
+    assert [m["weight"] for m in meta["pool"]] == [2.0, 1.0, 1.0]
+    assert meta["pool"][0]["path"] == str(start)
+    # one recording for both fits; the second fit's config differs in its name and fit seed only
+    fit_configs = [yaml_config(Path(f).parent / "config.yaml") for f in first["fits"]]
+    assert fit_configs[0]["distill"]["recording"] == fit_configs[1]["distill"]["recording"]
+    assert fit_configs[1]["distill"]["fit_seed"] == cfg.seed + 2
+    assert fit_configs[0]["distill"]["fit_seed"] is None
+    # generation 2: the search plays generation 1's pool, the fits start from its first fit
+    assert "net=" + first["checkpoint"] in second["teacher"]
+    second_fit = yaml_config(Path(second["fits"][0]).parent / "config.yaml")
+    assert second_fit["init_from"] == first["fits"][0]
+    # its pool holds generation 1's pool's three networks (weight 2 shared out) and its two fits
+    meta = json.loads((run / "gen_2" / "pool" / "meta.json").read_text())
+    assert [round(m["weight"], 6) for m in meta["pool"]] == [1.0, 0.5, 0.5, 1.0, 1.0]
+    load_learned_agent(second["checkpoint"])
+    before = {p: p.stat().st_mtime_ns for p in run.rglob("*.npz")}
+    (run / "gen_2" / "generation.json").unlink()
+    assert train(cfg, output_dir=tmp_path / "runs", resume=True) == run
+    assert {p: p.stat().st_mtime_ns for p in run.rglob("*.npz")} == before
+
+
+def yaml_config(path):
+    """A run folder's config.yaml as plain values."""
+    import yaml
+
+    return yaml.safe_load(path.read_text())
 
 
 def test_expert_iteration_can_keep_every_earlier_generations_recording(tmp_path):

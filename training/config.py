@@ -210,6 +210,10 @@ class DistillConfig(_Section):
     departure_weight: float = Field(1.0, ge=1, le=100, description=(
         "weight in the loss of the decisions where the teacher chose another card than the "
         "network it starts from (init_from) would; 1: every decision alike"))
+    fit_seed: int | None = Field(None, ge=0, le=SEED_MAX, description=(
+        "seed of the fit's minibatch order and suit renamings (the recording stays the seed's): "
+        "fits of one recording that differ only here differ where its labels are noise "
+        "(exit.fits pools them); default: the run's seed"))
 
 
 class ExitConfig(_Section):
@@ -237,6 +241,14 @@ class ExitConfig(_Section):
     chunks: list[int] = Field(default_factory=list, description=(
         "chunks recorded by each generation in turn (a later generation can afford fewer); "
         "distill.chunks for the generations past the list"))
+    fits: int = Field(1, ge=1, le=8, description=(
+        "networks each generation fits on its recording, fit k with distill.fit_seed the "
+        "generation's seed + k - 1; above 1 (or with pool_previous) the generation's network is "
+        "their pool (training.pool), and the next generation's fits start from its first fit"))
+    pool_previous: float = Field(0.0, ge=0, le=100, description=(
+        "weight of the previous generation's network in the generation's pool, each fit's "
+        "weight 1: above 0 the pool lays a fit's card over the previous network's only where "
+        "the fits agree on it; 0: the fits alone"))
 
     @field_validator("chunks")
     @classmethod

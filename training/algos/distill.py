@@ -281,9 +281,10 @@ class DistillTrainer(Trainer):
                 self.log_speed()
                 self.between_updates()
                 self.network.train()
-            rows = minibatch(cfg.seed, len(data), self.num_timesteps, d.batch_size, end)
+            fit_seed = cfg.seed if d.fit_seed is None else d.fit_seed
+            rows = minibatch(fit_seed, len(data), self.num_timesteps, d.batch_size, end)
             t0 = time.time()
-            obs, masks, cards, margins = minibatch_decisions(data, rows, cfg.seed,
+            obs, masks, cards, margins = minibatch_decisions(data, rows, fit_seed,
                                                              self.num_timesteps, d.rename_suits)
             inputs = network_input_batch(obs, masks, cfg.policy.features)
             t1 = time.time()

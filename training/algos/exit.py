@@ -9,6 +9,12 @@ card). The new network then goes into the search of the next generation. After e
 its network plays, without search, the previous generation's network and each of
 ``exit.opponents`` (duplicate games, ``exit.eval_games`` each, seed ``exit.eval_seed``).
 
+With ``exit.fits`` above 1 a generation fits several networks on its one recording, each ordering
+its minibatches by its own seed, and its network is their pool (``training.pool``; with
+``exit.pool_previous`` the previous generation's network too): the fits' departures from each other
+are where the labels are noise, and the pool keeps the ones they share. The next generation's
+search plays the pool; its fits start from this generation's first fit.
+
 Everything resumes: each generation is a run folder under ``gen_<g>/`` (its recording resumes
 chunk by chunk and its fit from ``latest/``, as any distillation run), each finished evaluation is
 a JSON file beside it, and ``generations.jsonl`` in the exit run folder is rewritten from those
@@ -33,17 +39,22 @@ from ..runs import find_run_to_resume, has_run, run_name
 GENERATIONS_FILE = "generations.jsonl"
 GENERATION_FOLDER = "gen_{}"
 DONE_FILE = "generation.json"
+#: the generation's pool of networks (exit.fits, exit.pool_previous), in its folder
+POOL_FOLDER = "pool"
 
 
 def generation_config(cfg: RunConfig, generation: int, previous: Path | str,
-                      folder: Path) -> RunConfig:
-    """The distillation run of ``generation``: taught by the search over ``previous``, starting
-    from its weights, recording its share of ``exit.chunks`` into ``folder/recording``, seeded
-    apart from the other generations; it also learns from the configured ``distill.also_from``
-    and, with ``exit.keep_recordings``, from the earlier generations' recordings."""
+                      folder: Path, start: Path | str | None = None, fit: int = 1) -> RunConfig:
+    """Fit ``fit`` (of ``exit.fits``) of ``generation``: a distillation run taught by the search
+    over ``previous``, starting from the weights ``start`` (default ``previous``), recording its
+    share of ``exit.chunks`` into ``folder/recording``, seeded apart from the other generations
+    (a later fit only orders its minibatches by another seed); it also learns from the configured
+    ``distill.also_from`` and, with ``exit.keep_recordings``, from the earlier generations'
+    recordings."""
     data = cfg.model_dump()
-    data.update(algo="distill", name=f"{cfg.name}-gen{generation}", init_from=str(previous),
-                seed=cfg.seed + generation)
+    data.update(algo="distill", name=f"{cfg.name}-gen{generation}" + (f"-fit{fit}" if fit > 1
+                                                                      else ""),
+                init_from=str(start or previous), seed=cfg.seed + generation)
     from agents.search import with_network
 
     earlier = [*cfg.distill.also_from,
@@ -54,6 +65,8 @@ def generation_config(cfg: RunConfig, generation: int, previous: Path | str,
                            chunks=chunks[generation - 1] if generation <= len(chunks)
                            else cfg.distill.chunks,
                            recording=str(folder / "recording"), also_from=earlier)
+    if fit > 1:
+        data["distill"]["fit_seed"] = cfg.seed + generation + fit - 1
     return RunConfig.model_validate(data)
 
 
@@ -75,20 +88,30 @@ TrainFn = Callable[..., Path]
 
 
 def run_generation(cfg: RunConfig, run_dir: Path, generation: int, previous: Path | str,
-                   train: TrainFn) -> tuple[Path, dict[str, Any]]:
-    """Generation ``generation`` (recording, fit, evaluations), resumed where it stopped; returns
-    its network's checkpoint and its line of ``generations.jsonl``."""
+                   train: TrainFn, start: Path | str | None = None) -> tuple[Path, dict[str, Any]]:
+    """Generation ``generation`` (recording, fits, pool, evaluations), resumed where it stopped,
+    its fits starting from ``start`` (default ``previous``); returns its network's checkpoint and
+    its line of ``generations.jsonl``."""
     from agents.checkpoint import resolve_checkpoint
+
+    from ..pool import pool_checkpoint
 
     folder = run_dir / GENERATION_FOLDER.format(generation)
     done = folder / DONE_FILE
     if done.exists():
         line = json.loads(done.read_text(encoding="utf-8"))
         return Path(line["checkpoint"]), line
-    gen_cfg = generation_config(cfg, generation, previous, folder)
     started = time.time()
-    gen_run = train(gen_cfg, output_dir=folder, resume=has_run(folder, gen_cfg.name))
-    network = resolve_checkpoint(gen_run)
+    fits = []
+    for fit in range(1, cfg.exit.fits + 1):
+        fit_cfg = generation_config(cfg, generation, previous, folder, start, fit)
+        fits.append(resolve_checkpoint(train(fit_cfg, output_dir=folder,
+                                             resume=has_run(folder, fit_cfg.name))))
+    network = fits[0]
+    if cfg.exit.fits > 1 or cfg.exit.pool_previous > 0:
+        kept = [(Path(previous), cfg.exit.pool_previous)] if cfg.exit.pool_previous > 0 else []
+        network = pool_checkpoint(folder / POOL_FOLDER, [*kept, *((f, 1.0) for f in fits)],
+                                  name=f"{cfg.name}-gen{generation}-pool")
     fitted = time.time()
     evaluations = {"previous": _evaluation(folder / "eval_previous.json", str(network),
                                            str(previous), cfg)}
@@ -96,7 +119,8 @@ def run_generation(cfg: RunConfig, run_dir: Path, generation: int, previous: Pat
         evaluations[opponent] = _evaluation(folder / f"eval_{opponent}.json", str(network),
                                             opponent, cfg)
     line = {"generation": generation, "checkpoint": str(network), "previous": str(previous),
-            "teacher": gen_cfg.distill.teacher,
+            "fits": [str(f) for f in fits],
+            "teacher": fit_cfg.distill.teacher,  # the same for every fit
             "fit_seconds": round(fitted - started, 1),
             "eval_seconds": round(time.time() - fitted, 1),
             "results": {name: {k: report[k] for k in ("games", "win_rate", "win_rate_ci95",
@@ -112,11 +136,13 @@ def expert_iteration(cfg: RunConfig, run_dir: Path, train: TrainFn) -> list[dict
     from agents.registry import network_path
 
     previous: Path | str = network_path(cfg.exit.start)
+    start: Path | str = previous
     lines = []
     for generation in range(1, cfg.exit.generations + 1):
         print(f"exit: generation {generation} of {cfg.exit.generations}, teacher "
               f"{cfg.exit.search.partition(':')[0]} over {previous}", flush=True)
-        previous, line = run_generation(cfg, run_dir, generation, previous, train)
+        previous, line = run_generation(cfg, run_dir, generation, previous, train, start)
+        start = Path(line.get("fits", [previous])[0])
         lines.append(line)
         atomic_write_text(run_dir / GENERATIONS_FILE,
                           "".join(json.dumps(x) + "\n" for x in lines))

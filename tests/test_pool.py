@@ -1,0 +1,135 @@
+"""A pool of networks (agents.networks.LogitPool, training.pool): its logits are the weighted mean of
+its members', its checkpoint loads like any other, and bad members or weights are refused."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from agents.checkpoint import save_checkpoint
+from agents.learned import legal_argmax, load_learned_agent
+from agents.networks import build_network, network_input_batch
+from crib_env.game import Game
+from crib_env.observation import encode
+from training.pool import main, parse_member, pool_checkpoint
+
+KWARGS = {"features": True, "hidden": 16, "context": 16, "embed": 4, "attention": 1}
+
+
+def _network(folder, seed, **kwargs):
+    torch.manual_seed(seed)
+    kwargs = {**KWARGS, **kwargs}
+    save_checkpoint(folder, build_network("cards", **kwargs), "cards", kwargs,
+                    {"name": folder.name})
+    return folder
+
+
+def _decisions(rows=64, seed=0):
+    """Observations and masks of the decisions of a game played at random: discards and play."""
+    rng, game, observations, masks = np.random.default_rng(seed), Game(seed=seed), [], []
+    while not game.is_over and len(observations) < rows:
+        observations.append(encode(game, game.to_move))
+        masks.append(game.legal_mask())
+        legal = game.legal_actions()
+        game.step(legal[rng.integers(len(legal))])
+    return np.stack(observations), np.stack(masks)
+
+
+@pytest.fixture
+def members(tmp_path):
+    return [_network(tmp_path / f"m{i}", seed=i) for i in range(3)]
+
+
+def test_pool_logits_are_the_weighted_mean_of_its_members(tmp_path, members):
+    obs, masks = _decisions()
+    weights = [1.0, 2.0, 5.0]
+    pool = load_learned_agent(pool_checkpoint(tmp_path / "pool", list(zip(members, weights, strict=True))))
+    parts = [load_learned_agent(m).logits_batch(obs, masks).astype(np.float64) for m in members]
+    expected = sum(w * p for w, p in zip(weights, parts, strict=True)) / sum(weights)
+    got = pool.logits_batch(obs, masks)
+    legal = masks > 0
+    assert np.allclose(got[legal], expected[legal], rtol=1e-5, atol=1e-5)
+    assert np.array_equal(pool.act_batch(obs, masks), legal_argmax(expected, masks))
+    # one row at a time, the same cards
+    assert [pool.act(o, m) for o, m in zip(obs, masks, strict=True)] == list(legal_argmax(expected, masks))
+
+
+def test_a_pool_of_one_network_twice_plays_as_that_network(tmp_path, members):
+    obs, masks = _decisions(seed=3)
+    pool = load_learned_agent(pool_checkpoint(tmp_path / "pool", [(members[0], 1.0)] * 2))
+    assert np.array_equal(pool.act_batch(obs, masks),
+                          load_learned_agent(members[0]).act_batch(obs, masks))
+
+
+def test_pool_meta_names_its_members_and_weights(tmp_path, members):
+    folder = pool_checkpoint(tmp_path / "pool", [(members[0], 1.0), (members[1], 3.0)],
+                             name="pooled")
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["arch"] == "pool" and meta["name"] == "pooled"
+    assert [m["weight"] for m in meta["pool"]] == [1.0, 3.0]
+    assert [m["name"] for m in meta["pool"]] == ["m0", "m1"]
+    member_meta = json.loads((members[1] / "meta.json").read_text())
+    assert meta["pool"][1]["policy_sha256"] == member_meta["sha256"]["policy.safetensors"]
+
+
+def test_pool_input_row_is_its_members_row(tmp_path, members):
+    obs, masks = _decisions(rows=4)
+    pool = load_learned_agent(pool_checkpoint(tmp_path / "pool", [(m, 1.0) for m in members]))
+    assert pool.features is True
+    assert network_input_batch(obs, masks, True).shape[1] > obs.shape[1]
+
+
+@pytest.mark.parametrize(("members", "weights", "problem"), [
+    ([{"arch": "cards", "arch_kwargs": KWARGS}], [1.0], "members must be a list of 2"),
+    ([{"arch": "cards", "arch_kwargs": KWARGS}] * 2, [1.0], "one positive number per member"),
+    ([{"arch": "cards", "arch_kwargs": KWARGS}] * 2, [1.0, 0.0], "one positive number"),
+    ([{"arch": "cards", "arch_kwargs": KWARGS}] * 2, [1.0, True], "one positive number"),
+    ([{"arch": "pool", "arch_kwargs": {}}] * 2, [1.0, 1.0], "a pool member must be"),
+    ([{"arch": "cards", "arch_kwargs": {**KWARGS, "features": False}}] * 2, [1.0, 1.0],
+     "must read the same input row"),
+    ([{"arch": "cards", "arch_kwargs": {**KWARGS, "hidden": 10**6}}] * 2, [1.0, 1.0],
+     "hidden must be a whole number"),
+])
+def test_bad_pools_are_refused_naming_the_problem(members, weights, problem):
+    with pytest.raises(ValueError, match=problem):
+        build_network("pool", features=True, members=members, weights=weights)
+
+
+def test_members_reading_different_rows_are_refused(tmp_path, members):
+    plain = _network(tmp_path / "plain", seed=9, features=False)
+    with pytest.raises(ValueError, match="different input rows"):
+        pool_checkpoint(tmp_path / "pool", [(members[0], 1.0), (plain, 1.0)])
+    assert not (tmp_path / "pool").exists()
+
+
+def test_member_text_and_command_line_errors(tmp_path, members, capsys):
+    assert parse_member(f"{members[0]}=2.5") == (members[0], 2.5)
+    assert parse_member(str(members[0])) == (members[0], 1.0)
+    for text, problem in ((f"{members[0]}=x", "is not a number"),
+                          (f"{members[0]}=-1", "must be positive")):
+        with pytest.raises(ValueError, match=problem):
+            parse_member(text)
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "pool"), str(members[0])])
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "pool"), str(members[0]), str(tmp_path / "missing")])
+    assert "missing" in capsys.readouterr().err
+    assert not (tmp_path / "pool").exists()
+    main([str(tmp_path / "pool"), str(members[0]), f"{members[1]}=2"])
+    assert load_learned_agent(tmp_path / "pool").act_batch(*_decisions(rows=8)).shape == (8,)
+
+
+def test_a_pool_member_that_is_a_pool_brings_its_members(tmp_path, members):
+    obs, masks = _decisions(seed=5)
+    inner = pool_checkpoint(tmp_path / "inner", [(members[0], 1.0), (members[1], 3.0)])
+    outer = pool_checkpoint(tmp_path / "outer", [(inner, 2.0), (members[2], 1.0)])
+    flat = pool_checkpoint(tmp_path / "flat", [(members[0], 0.5), (members[1], 1.5),
+                                               (members[2], 1.0)])
+    meta = json.loads((outer / "meta.json").read_text())
+    assert [m["weight"] for m in meta["pool"]] == [0.5, 1.5, 1.0]
+    assert [m["name"] for m in meta["pool"]] == ["m0", "m1", "m2"]
+    assert np.allclose(load_learned_agent(outer).logits_batch(obs, masks),
+                       load_learned_agent(flat).logits_batch(obs, masks), atol=1e-5)
