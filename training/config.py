@@ -247,8 +247,9 @@ class ExitConfig(_Section):
         "their pool (training.pool), and the next generation's fits start from its first fit"))
     pool_previous: float = Field(0.0, ge=0, le=100, description=(
         "weight of the previous generation's network in the generation's pool, each fit's "
-        "weight 1: above 0 the pool lays a fit's card over the previous network's only where "
-        "the fits agree on it; 0: the fits alone"))
+        "weight 1: above 0 the pool leaves the previous network's card only where the fits "
+        "learned a large advantage for another (their small departures are the noisiest); 0: "
+        "the fits alone"))
 
     @field_validator("chunks")
     @classmethod

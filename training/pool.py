@@ -1,7 +1,7 @@
 """Pool trained networks into one checkpoint (``agents.networks.LogitPool``): its logits are the
-weighted mean of theirs, so it lays the card they agree on, with one forward pass of each and no
-search. Fits of one recording differ most where their labels are noise; pooled, those departures
-cancel and the ones they share remain.
+weighted mean of theirs, with one forward pass of each and no search. Pooled with the network it
+was fitted from, a fit leaves that network's card only where the advantage it learned for another
+card is large: its small departures, where its labels are noisiest, are voted down.
 
     python -m training.pool OUT MEMBER[=WEIGHT] MEMBER[=WEIGHT] ... [--name NAME]
 

@@ -10,10 +10,11 @@ its network plays, without search, the previous generation's network and each of
 ``exit.opponents`` (duplicate games, ``exit.eval_games`` each, seed ``exit.eval_seed``).
 
 With ``exit.fits`` above 1 a generation fits several networks on its one recording, each ordering
-its minibatches by its own seed, and its network is their pool (``training.pool``; with
-``exit.pool_previous`` the previous generation's network too): the fits' departures from each other
-are where the labels are noise, and the pool keeps the ones they share. The next generation's
-search plays the pool; its fits start from this generation's first fit.
+its minibatches by its own seed, and its network is their pool (``training.pool``); with
+``exit.pool_previous`` the previous generation's network is in the pool too, so the pool leaves the
+previous network's card only where the fits learned a large advantage for another (their small
+departures are the noisiest). The next generation's search plays the pool; its fits start from
+this generation's first fit.
 
 Everything resumes: each generation is a run folder under ``gen_<g>/`` (its recording resumes
 chunk by chunk and its fit from ``latest/``, as any distillation run), each finished evaluation is
