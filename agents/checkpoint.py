@@ -303,19 +303,26 @@ def _same_network(meta: dict[str, Any], arch: str, arch_kwargs: dict[str, Any]) 
     return full(theirs) == full(arch_kwargs)
 
 
-def check_init_from(path: str | Path, arch: str, arch_kwargs: dict[str, Any]) -> Path:
-    """The checkpoint folder ``init_from`` names, checked before any work: its files match their
-    hashes and it holds the config's network (only the weights carry over). Raises
-    ``CheckpointError`` or ``FileNotFoundError`` in one line naming ``init_from``."""
+def check_init_from(path: str | Path, arch: str, arch_kwargs: dict[str, Any],
+                    field: str = "init_from") -> Path:
+    """The checkpoint folder ``init_from`` (or the config ``field`` given) names, checked before
+    any work: its files match their hashes and it holds the config's network (only the weights
+    carry over). Raises ``CheckpointError`` or ``FileNotFoundError`` in one line naming the
+    field."""
     try:
         folder = resolve_checkpoint(path)
         meta = read_meta(folder)
         verify_files(folder, meta, (POLICY_FILE,))
     except (CheckpointError, FileNotFoundError) as err:
-        raise type(err)(f"init_from: {err}") from err
+        raise type(err)(f"{field}: {err}") from err
+    if meta.get("arch") == "pool" and arch != "pool":
+        raise CheckpointError(
+            f"{field}: {folder} is a pool of networks (its logits the mean of theirs), whose "
+            f"weights no one network can take: name one of its members (its {META_FILE} lists "
+            f"them under 'pool')")
     if not _same_network(meta, arch, arch_kwargs):
         raise CheckpointError(
-            f"init_from: {folder} holds a {meta.get('arch')!r} network with "
+            f"{field}: {folder} holds a {meta.get('arch')!r} network with "
             f"{meta.get('arch_kwargs')}, but policy asks for {arch!r} with {arch_kwargs}: "
             f"init_from needs the same architecture and sizes")
     return folder

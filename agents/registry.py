@@ -15,6 +15,9 @@ SEARCH_NAME = "champion-search"
 #: package is installed, not beside a source tree); runs are written to ``checkpoints/`` instead
 SHIPPED_CHECKPOINTS = Path(str(resources.files(__package__) / "checkpoints"))
 CHAMPION_PATH = SHIPPED_CHECKPOINTS / "champion"
+#: the last single network shipped as the champion (the champion is now a pool with it in):
+#: expert iteration starts from it unless ``exit.start`` names another
+PREVIOUS_CHAMPION_PATH = SHIPPED_CHECKPOINTS / "exit_default_gen3"
 #: the network ``champion-search`` searches with unless ``net=`` names another: the expert
 #: distilled (the champion before expert iteration), the network its measured figures rest on
 SEARCH_NETWORK_PATH = SHIPPED_CHECKPOINTS / "distilled"

@@ -98,10 +98,18 @@ def test_a_network_size_over_the_limit_is_refused_before_allocation(tmp_path, ar
 
 
 def test_the_stated_network_limits_admit_every_shipped_config():
+    from agents.registry import SHIPPED_CHECKPOINTS
+
     assert MAX_SIZES == {"hidden": 4096, "context": 4096, "embed": 1024, "layers": 16,
                          "attention": 16}
-    net, meta = load_network(CHAMPION_PATH)
-    assert meta["arch_kwargs"]["attention"] == 2 and net is not None
+    shipped = sorted(p for p in SHIPPED_CHECKPOINTS.iterdir() if (p / "meta.json").is_file())
+    assert {p.name for p in shipped} >= {"champion", "distilled", "scratch"}
+    for folder in shipped:
+        net, _ = load_network(folder)  # every size checked against the limits first
+        assert net is not None
+    _, meta = load_network(CHAMPION_PATH)
+    members = meta["arch_kwargs"]["members"] if meta["arch"] == "pool" else [meta]
+    assert [m["arch_kwargs"]["attention"] for m in members] == [2] * len(members)
 
 
 def test_arch_kwargs_that_are_not_an_object_are_named(tmp_path):

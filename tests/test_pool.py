@@ -133,3 +133,22 @@ def test_a_pool_member_that_is_a_pool_brings_its_members(tmp_path, members):
     assert [m["name"] for m in meta["pool"]] == ["m0", "m1", "m2"]
     assert np.allclose(load_learned_agent(outer).logits_batch(obs, masks),
                        load_learned_agent(flat).logits_batch(obs, masks), atol=1e-5)
+
+
+def test_a_pool_cannot_be_the_start_of_a_fit(tmp_path, members):
+    """A pool's weights fit no one network: ``init_from`` and ``exit.start`` naming one are
+    refused before anything is recorded or written."""
+    from agents.checkpoint import CheckpointError, check_init_from
+    from training.config import RunConfig
+    from training.train import train
+
+    pool = pool_checkpoint(tmp_path / "pool", [(members[0], 1.0), (members[1], 1.0)])
+    with pytest.raises(CheckpointError, match=r"init_from: .* is a pool of networks"):
+        check_init_from(pool, "cards", KWARGS)
+    cfg = RunConfig.model_validate({
+        "name": "poolstart", "algo": "exit", "policy": {"arch": "cards", **KWARGS},
+        "exit": {"generations": 1, "search": "rollouts", "start": str(pool)},
+        "distill": {"chunks": 1, "chunk_games": 1}, "train": {"engine": "python"}})
+    with pytest.raises(CheckpointError, match=r"exit.start: .* is a pool of networks"):
+        train(cfg, output_dir=tmp_path / "runs")
+    assert not list((tmp_path / "runs").glob("*"))

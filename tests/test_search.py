@@ -505,29 +505,37 @@ def test_search_is_an_agent_name_everywhere():
 def test_the_search_keeps_its_measured_network_and_the_champion_names_its_generation():
     """``champion-search`` searches with the distilled network its figures were measured over,
     not with whatever ``champion`` is now; the shipped champion's meta names the expert-iteration
-    generation, the config that trains it (from the distilled network) and the commit."""
+    generation, the config that trains it (from a shipped network) and the commit, and, being a
+    pool, the networks the config's pool holds: the start network and the generation's fits."""
     import json
     import re
     from pathlib import Path
 
     import torch
 
-    from agents.registry import CHAMPION_PATH, SEARCH_NETWORK_PATH
+    from agents.registry import CHAMPION_PATH, SEARCH_NETWORK_PATH, SHIPPED_CHECKPOINTS
     from training.config_file import load_config
 
     def same(a, b):
-        return all(torch.equal(x, y) for x, y in zip(a.net.state_dict().values(),
-                                                    b.net.state_dict().values(), strict=True))
+        x, y = a.net.state_dict(), b.net.state_dict()
+        return x.keys() == y.keys() and all(torch.equal(x[k], y[k]) for k in x)
 
     search = make_agent("champion-search", seed=0).policy
     assert same(search, make_agent(str(SEARCH_NETWORK_PATH), seed=0))
     assert not same(search, make_agent("champion", seed=0))
-    block = json.loads((CHAMPION_PATH / "meta.json").read_text(encoding="utf-8"))["expert_iteration"]
+    meta = json.loads((CHAMPION_PATH / "meta.json").read_text(encoding="utf-8"))
+    block = meta["expert_iteration"]
     root = Path(__file__).resolve().parent.parent
     cfg = load_config(root / block["config"])
     assert cfg.algo == "exit" and 1 <= block["generation"] <= cfg.exit.generations
-    assert (root / cfg.exit.start).resolve() == SEARCH_NETWORK_PATH.resolve()
+    start = (root / cfg.exit.start).resolve()
+    assert start.parent == SHIPPED_CHECKPOINTS.resolve() and start != CHAMPION_PATH.resolve()
     assert re.fullmatch(r"[0-9a-f]{40}", block["commit"])
+    if meta["arch"] == "pool":
+        assert len(meta["pool"]) == cfg.exit.fits + (cfg.exit.pool_previous > 0)
+        first = json.loads((start / "meta.json").read_text(encoding="utf-8"))
+        assert meta["pool"][0]["policy_sha256"] == first["sha256"]["policy.safetensors"]
+        assert [m["weight"] for m in meta["pool"]] == [cfg.exit.pool_previous] + [1.0] * cfg.exit.fits
 
 
 def _tiny_exit_config(tmp_path, start):

@@ -94,7 +94,7 @@ def _crib(installed, *args: str, timeout: float = 900) -> subprocess.CompletedPr
 def test_the_wheel_holds_everything_the_command_needs(installed):
     crib, _, _ = installed
     site = next(crib.parent.parent.glob("lib/python*/site-packages"))
-    for name in ("champion", "distilled", "scratch"):
+    for name in ("champion", "exit_default_gen3", "distilled", "scratch"):
         for file in ("meta.json", "policy.safetensors"):
             assert (site / "agents" / "checkpoints" / name / file).is_file(), (name, file)
     assert list((site / "crib_env" / "data").glob("*.npz")), "no win-odds table"

@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from agents.registry import PREVIOUS_CHAMPION_PATH
+
 SCRIPTED_OPPONENTS = ("random", "greedy", "standard", "expert")
 STATEFUL_OPPONENTS = ("expert",)  # remember earlier moves: one copy per game
 SELF = "self"  # the self-play pool of frozen earlier checkpoints of this run
@@ -225,10 +227,12 @@ class ExitConfig(_Section):
         "the teacher: champion-search with its settings, or the rollouts teacher "
         "(training.algos.rollout_teacher); each generation adds net= the previous generation's "
         "network"))
-    start: str = Field("champion", description="generation 0's network: champion or a "
-                                               "checkpoint path (the shipped configs name "
-                                               "agents/checkpoints/distilled, the network the "
-                                               "champion-search figures rest on)")
+    start: str = Field(
+        default_factory=lambda: str(PREVIOUS_CHAMPION_PATH), description=(
+            "generation 0's network, a checkpoint path: one network, not a pool (default: the "
+            "shipped exit_default_gen3, the last single network shipped as the champion; the "
+            "shipped configs name it or agents/checkpoints/distilled, the network the "
+            "champion-search figures rest on)"))
     eval_games: int = Field(2000, ge=2, description="duplicate games of each generation's "
                                                     "network against each opponent")
     eval_seed: int = Field(0, ge=0, le=SEED_MAX, description="seed of those games")

@@ -56,6 +56,11 @@ def train(cfg: RunConfig, output_dir: Path | None = None, resume: bool = False,
     output_dir = check_output_folder(output_dir if output_dir is not None else DEFAULT_OUTPUT,
                                      "--output-dir")
     if cfg.algo == "exit":
+        from agents.registry import network_path
+
+        # the first generation's fits start from it: checked before anything is recorded
+        check_init_from(network_path(cfg.exit.start), cfg.policy.arch, cfg.policy.arch_kwargs(),
+                        field="exit.start")
         return run_expert_iteration(cfg, output_dir, resume, train)
     arch, arch_kwargs = cfg.policy.arch, cfg.policy.arch_kwargs()
     check_named_agents(cfg)
