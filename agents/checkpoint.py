@@ -324,7 +324,7 @@ def check_init_from(path: str | Path, arch: str, arch_kwargs: dict[str, Any],
         raise CheckpointError(
             f"{field}: {folder} holds a {meta.get('arch')!r} network with "
             f"{meta.get('arch_kwargs')}, but policy asks for {arch!r} with {arch_kwargs}: "
-            f"init_from needs the same architecture and sizes")
+            f"{field} needs the same architecture and sizes")
     return folder
 
 

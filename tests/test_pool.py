@@ -152,3 +152,13 @@ def test_a_pool_cannot_be_the_start_of_a_fit(tmp_path, members):
     with pytest.raises(CheckpointError, match=r"exit.start: .* is a pool of networks"):
         train(cfg, output_dir=tmp_path / "runs")
     assert not list((tmp_path / "runs").glob("*"))
+
+
+def test_exit_pools_that_would_outgrow_the_limit_are_refused_up_front():
+    from agents.networks import MAX_MEMBERS
+    from training.config import ExitConfig
+
+    assert ExitConfig(generations=5, fits=3, pool_previous=1.0)  # 16 networks in generation 5
+    with pytest.raises(ValueError, match=f"pool 19 networks .* at most {MAX_MEMBERS}"):
+        ExitConfig(generations=6, fits=3, pool_previous=1.0)
+    assert ExitConfig(generations=50, fits=3)  # without the previous network pools stay at 3

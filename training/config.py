@@ -285,6 +285,14 @@ class ExitConfig(_Section):
     def _even(self) -> ExitConfig:
         if self.eval_games % 2:
             raise ValueError(f"eval_games: got {self.eval_games}; duplicate games come in pairs")
+        from agents.networks import MAX_MEMBERS
+
+        # with the previous network in each pool, the pools grow by exit.fits a generation
+        last = 1 + self.generations * self.fits if self.pool_previous > 0 else self.fits
+        if last > MAX_MEMBERS:
+            raise ValueError(f"fits: {self.fits} fits a generation for {self.generations} "
+                             f"generations with pool_previous would pool {last} networks in the "
+                             f"last generation; a pool holds at most {MAX_MEMBERS}")
         return self
 
 
