@@ -509,7 +509,6 @@ def test_the_search_keeps_its_measured_network_and_the_champion_names_its_genera
     pool, the networks the config's pool holds: the start network and the generation's fits."""
     import json
     import re
-    from pathlib import Path
 
     import torch
 
@@ -604,6 +603,7 @@ def test_expert_iteration_pools_several_fits_of_each_recording(tmp_path):
     from agents.learned import load_learned_agent
     from agents.networks import build_network
     from training.config import RunConfig
+    from training.config_file import load_config
     from training.train import train
 
     start = tmp_path / "gen0"
@@ -624,14 +624,14 @@ def test_expert_iteration_pools_several_fits_of_each_recording(tmp_path):
     assert [m["weight"] for m in meta["pool"]] == [2.0, 1.0, 1.0]
     assert meta["pool"][0]["path"] == str(start)
     # one recording for both fits; the second fit's config differs in its name and fit seed only
-    fit_configs = [yaml_config(Path(f).parent / "config.yaml") for f in first["fits"]]
-    assert fit_configs[0]["distill"]["recording"] == fit_configs[1]["distill"]["recording"]
-    assert fit_configs[1]["distill"]["fit_seed"] == cfg.seed + 2
-    assert fit_configs[0]["distill"]["fit_seed"] is None
+    fit_configs = [load_config(Path(f).parent / "config.yaml") for f in first["fits"]]
+    assert fit_configs[0].distill.recording == fit_configs[1].distill.recording
+    assert fit_configs[1].distill.fit_seed == cfg.seed + 2
+    assert fit_configs[0].distill.fit_seed is None
     # generation 2: the search plays generation 1's pool, the fits start from its first fit
     assert "net=" + first["checkpoint"] in second["teacher"]
-    second_fit = yaml_config(Path(second["fits"][0]).parent / "config.yaml")
-    assert second_fit["init_from"] == first["fits"][0]
+    second_fit = load_config(Path(second["fits"][0]).parent / "config.yaml")
+    assert second_fit.init_from == first["fits"][0]
     # its pool holds generation 1's pool's three networks (weight 2 shared out) and its two fits
     meta = json.loads((run / "gen_2" / "pool" / "meta.json").read_text())
     assert [round(m["weight"], 6) for m in meta["pool"]] == [1.0, 0.5, 0.5, 1.0, 1.0]
@@ -640,13 +640,6 @@ def test_expert_iteration_pools_several_fits_of_each_recording(tmp_path):
     (run / "gen_2" / "generation.json").unlink()
     assert train(cfg, output_dir=tmp_path / "runs", resume=True) == run
     assert {p: p.stat().st_mtime_ns for p in run.rglob("*.npz")} == before
-
-
-def yaml_config(path):
-    """A run folder's config.yaml as plain values."""
-    import yaml
-
-    return yaml.safe_load(path.read_text())
 
 
 def test_expert_iteration_can_keep_every_earlier_generations_recording(tmp_path):

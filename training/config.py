@@ -214,8 +214,7 @@ class DistillConfig(_Section):
         "network it starts from (init_from) would; 1: every decision alike"))
     fit_seed: int | None = Field(None, ge=0, le=SEED_MAX, description=(
         "seed of the fit's minibatch order and suit renamings (the recording stays the seed's): "
-        "fits of one recording that differ only here differ where its labels are noise "
-        "(exit.fits pools them); default: the run's seed"))
+        "several fits of one recording (exit.fits) differ only here; default: the run's seed"))
 
 
 class ExitConfig(_Section):

@@ -268,6 +268,7 @@ class DistillTrainer(Trainer):
             return
         cfg = self.cfg
         d = cfg.distill
+        fit_seed = cfg.seed if d.fit_seed is None else d.fit_seed
         data = self.data
         end = self.num_timesteps + steps
         losses: list[float] = []
@@ -281,7 +282,6 @@ class DistillTrainer(Trainer):
                 self.log_speed()
                 self.between_updates()
                 self.network.train()
-            fit_seed = cfg.seed if d.fit_seed is None else d.fit_seed
             rows = minibatch(fit_seed, len(data), self.num_timesteps, d.batch_size, end)
             t0 = time.time()
             obs, masks, cards, margins = minibatch_decisions(data, rows, fit_seed,
