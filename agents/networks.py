@@ -197,30 +197,60 @@ class LogitPool(nn.Module):
     theirs (the weights sum to 1). Its legal-card softmax is their softmaxes multiplied, each
     raised to its weight (a log-linear pool), so it lays the card they agree on; one forward pass
     of each member. ``members``: each a ``{"arch", "arch_kwargs"}`` of ``ARCHITECTURES`` (pools
-    do not nest), all with this pool's ``features``."""
+    do not nest), all with this pool's ``features``. ``discard_weights``, if given, weigh the
+    members on the discards (the input row's phase) and ``weights`` on the other decisions, so
+    one network can throw while others play; a weight may be 0 in one of the two."""
 
-    def __init__(self, features: bool, members: list[dict[str, Any]],
-                 weights: list[float]) -> None:
+    def __init__(self, features: bool, members: list[dict[str, Any]], weights: list[float],
+                 discard_weights: list[float] | None = None) -> None:
         super().__init__()
-        check_pool(features, members, weights)
+        check_pool(features, members, weights, discard_weights)
         self.features = features
         self.members = nn.ModuleList(build_network(m["arch"], **m.get("arch_kwargs", {}))
                                      for m in members)
-        self.weights = [float(w) / float(sum(weights)) for w in weights]
+        self.weights = _shares(weights)
+        self.discard_weights = None if discard_weights is None else _shares(discard_weights)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return sum(w * member(x) for w, member in zip(self.weights, self.members, strict=True))
+        outputs = [member(x) for member in self.members]
+        pooled = sum(w * out for w, out in zip(self.weights, outputs, strict=True))
+        if self.discard_weights is None:
+            return pooled
+        discarding = x[:, _DISCARD_PHASE:_DISCARD_PHASE + 1] > 0.5
+        thrown = sum(w * out for w, out in zip(self.discard_weights, outputs, strict=True))
+        return torch.where(discarding, thrown, pooled)
 
 
-def check_pool(features: Any, members: Any, weights: Any) -> None:
+#: the input row's column that is 1 in the discard phase (the observation comes first)
+_DISCARD_PHASE = SLICES["phase"].start
+
+
+def _shares(weights: list[float]) -> list[float]:
+    return [float(w) / float(sum(weights)) for w in weights]
+
+
+def check_pool(features: Any, members: Any, weights: Any, discard_weights: Any = None) -> None:
     """Refuse (``ValueError`` naming the problem) a pool's members or weights that do not
-    describe 2..``MAX_MEMBERS`` networks with the pool's ``features`` and a positive weight each."""
+    describe 2..``MAX_MEMBERS`` networks with the pool's ``features`` and a positive weight each
+    (with ``discard_weights``: a weight of 0 or more in each list, some positive in each, every
+    member weighed in one of them)."""
     if not isinstance(members, list) or not 2 <= len(members) <= MAX_MEMBERS:
         raise ValueError(f"members must be a list of 2..{MAX_MEMBERS} networks, got {members!r}")
-    if not isinstance(weights, list) or len(weights) != len(members) or not all(
-            isinstance(w, (int, float)) and not isinstance(w, bool) and 0 < w < float("inf")
-            for w in weights):
-        raise ValueError(f"weights must be one positive number per member, got {weights!r}")
+    lists = [("weights", weights)] + ([] if discard_weights is None
+                                      else [("discard_weights", discard_weights)])
+    lowest = 0 if discard_weights is not None else None
+    for name, values in lists:
+        if not isinstance(values, list) or len(values) != len(members) or not all(
+                isinstance(w, (int, float)) and not isinstance(w, bool)
+                and (0 < w if lowest is None else 0 <= w) and w < float("inf") for w in values):
+            kind = "positive number" if lowest is None else "number of 0 or more"
+            raise ValueError(f"{name} must be one {kind} per member, got {values!r}")
+        if not sum(values) > 0:
+            raise ValueError(f"{name} must not all be 0, got {values!r}")
+    if discard_weights is not None and any(w == 0 and d == 0 for w, d in
+                                           zip(weights, discard_weights, strict=True)):
+        raise ValueError(f"a member has weight 0 both in weights and in discard_weights "
+                         f"({weights!r}, {discard_weights!r}): it would never be heard")
     for member in members:
         if not isinstance(member, dict) or member.get("arch") not in ARCHITECTURES \
                 or member["arch"] == "pool" or not isinstance(member.get("arch_kwargs", {}), dict):
@@ -237,7 +267,7 @@ ARCHITECTURES: dict[str, tuple[type[nn.Module], tuple[str, ...]]] = {
     "cards": (CardNet, ("features", "hidden", "context", "embed", "prior", "attention")),
     "mlp": (MlpNet, ("features", "hidden", "layers")),
     "afterstate": (AfterstateNet, ("features", "hidden", "layers")),
-    "pool": (LogitPool, ("features", "members", "weights")),
+    "pool": (LogitPool, ("features", "members", "weights", "discard_weights")),
 }
 
 
@@ -257,7 +287,7 @@ def check_sizes(kwargs: dict[str, Any]) -> None:
                     or not MIN_SIZES[name] <= value <= MAX_SIZES[name]:
                 raise ValueError(f"{name} must be a whole number {MIN_SIZES[name]}.."
                                  f"{MAX_SIZES[name]}, got {value!r}")
-        elif name in ("members", "weights"):
+        elif name in ("members", "weights", "discard_weights"):
             continue  # a pool's: check_pool
         elif not isinstance(value, bool):  # features, prior
             raise ValueError(f"{name} must be true or false, got {value!r}")

@@ -13,7 +13,7 @@ from agents.checkpoint import save_checkpoint
 from agents.learned import legal_argmax, load_learned_agent
 from agents.networks import build_network, network_input_batch
 from crib_env.game import Game
-from crib_env.observation import encode
+from crib_env.observation import SLICES, encode
 from training.pool import main, parse_member, pool_checkpoint
 
 KWARGS = {"features": True, "hidden": 16, "context": 16, "embed": 4, "attention": 1}
@@ -106,10 +106,14 @@ def test_members_reading_different_rows_are_refused(tmp_path, members):
 
 
 def test_member_text_and_command_line_errors(tmp_path, members, capsys):
-    assert parse_member(f"{members[0]}=2.5") == (members[0], 2.5)
-    assert parse_member(str(members[0])) == (members[0], 1.0)
+    assert parse_member(f"{members[0]}=2.5") == (members[0], 2.5, None)
+    assert parse_member(str(members[0])) == (members[0], 1.0, None)
+    assert parse_member(f"{members[0]}=1:0") == (members[0], 1.0, 0.0)
     for text, problem in ((f"{members[0]}=x", "is not a number"),
-                          (f"{members[0]}=-1", "must be positive")):
+                          (f"{members[0]}=-1", "must be positive"),
+                          (f"{members[0]}=0", "must be positive"),
+                          (f"{members[0]}=1:y", "'y' is not a number"),
+                          (f"{members[0]}=1:-2", "must be positive")):
         with pytest.raises(ValueError, match=problem):
             parse_member(text)
     with pytest.raises(SystemExit):
@@ -120,6 +124,46 @@ def test_member_text_and_command_line_errors(tmp_path, members, capsys):
     assert not (tmp_path / "pool").exists()
     main([str(tmp_path / "pool"), str(members[0]), f"{members[1]}=2"])
     assert load_learned_agent(tmp_path / "pool").act_batch(*_decisions(rows=8)).shape == (8,)
+
+
+def test_a_pool_with_discard_weights_throws_as_one_network_and_plays_as_another(tmp_path,
+                                                                              members):
+    obs, masks = _decisions(rows=80, seed=7)
+    discarding = obs[:, SLICES["phase"].start] == 1
+    assert discarding.any() and (~discarding).any()
+    split = load_learned_agent(pool_checkpoint(
+        tmp_path / "split", [(members[0], 1.0, 0.0), (members[1], 0.0, 1.0), (members[2], 1.0, 3.0)]))
+    parts = [load_learned_agent(m).logits_batch(obs, masks).astype(np.float64) for m in members]
+    legal = masks > 0
+    got = split.logits_batch(obs, masks)
+    play = (parts[0] + parts[2]) / 2
+    throw = (parts[1] + 3 * parts[2]) / 4
+    expected = np.where(discarding[:, None], throw, play)
+    assert np.allclose(got[legal], expected[legal], rtol=1e-5, atol=1e-5)
+    # nested: the split pool's shares carry into an outer pool, apart for the discards
+    outer = pool_checkpoint(tmp_path / "outer", [(tmp_path / "split", 2.0, 1.0), (members[0], 1.0)])
+    meta = json.loads((outer / "meta.json").read_text())
+    assert [m["weight"] for m in meta["pool"]] == [1.0, 0.0, 1.0, 1.0]
+    assert [m["discard_weight"] for m in meta["pool"]] == [0.0, 0.25, 0.75, 1.0]
+    nested = load_learned_agent(outer).logits_batch(obs, masks)
+    expected = np.where(discarding[:, None], (throw + parts[0]) / 2, (2 * play + parts[0]) / 3)
+    assert np.allclose(nested[legal], expected[legal], rtol=1e-5, atol=1e-5)
+    # the same weights on both make no discard_weights at all
+    same = pool_checkpoint(tmp_path / "same", [(members[0], 1.0, 1.0), (members[1], 2.0)])
+    assert "discard_weights" not in json.loads((same / "meta.json").read_text())["arch_kwargs"]
+
+
+@pytest.mark.parametrize(("weights", "discard", "problem"), [
+    ([1.0, 0.0], None, "weights must be one positive number"),
+    ([1.0, 0.0], [0.0, 0.0], "discard_weights must not all be 0"),
+    ([1.0, 0.0], [1.0, 0.0], "weight 0 both in weights and in discard_weights"),
+    ([1.0, 1.0], [1.0], "discard_weights must be one number of 0 or more"),
+    ([1.0, 1.0], [1.0, -1.0], "discard_weights must be one number of 0 or more"),
+])
+def test_bad_discard_weights_are_refused(weights, discard, problem):
+    with pytest.raises(ValueError, match=problem):
+        build_network("pool", features=True, members=[{"arch": "cards", "arch_kwargs": KWARGS}] * 2,
+                      weights=weights, discard_weights=discard)
 
 
 def test_a_pool_member_that_is_a_pool_brings_its_members(tmp_path, members):

@@ -15,7 +15,12 @@ from crib_env import fast
 from crib_env.game import Game, Phase
 from crib_env.observation import SLICES
 from training.algos.distill import advantage_losses, imitation_step, legal_logits
-from training.algos.rollout_teacher import RolloutSettings, play_out, record_rollout_chunk
+from training.algos.rollout_teacher import (
+    RolloutSettings,
+    play_out,
+    record_rollout_chunk,
+    throw_rows,
+)
 from training.config_file import parse_config
 from training.preflight import check_named_agents
 
@@ -160,6 +165,86 @@ def test_a_chunk_is_a_function_of_seed_and_number_and_values_every_legal_card_of
     assert np.array_equal(agent.act_batch(first["obs"], first["masks"]), cards)
 
 
+def _play_start(seed: int, scores: tuple[int, int] = (0, 0)) -> np.ndarray:
+    """A single-deal row at the start of the play, both players' throws made at random."""
+    rng = np.random.default_rng(seed)
+    S = fast.new_state(1)
+    fast.init_game(S, 0, seed, 121, int(rng.integers(2)), True)
+    S[0, fast.SCORE], S[0, fast.SCORE + 1] = scores
+    while S[0, fast.PHASE] == fast.P_DISCARD:
+        fast.step_game(S, 0, fast.random_action(S, 0))
+    return S[0]
+
+
+def test_throw_rows_replace_the_throw_and_the_cut_and_the_real_ones_are_the_real_row():
+    rng = np.random.default_rng(0)
+    checked = heels_wins = 0
+    for seed in range(200):
+        row = _play_start(seed, (119, 119) if seed % 4 == 0 else (seed % 100, 60))
+        if row[fast.PHASE] != fast.P_PLAY:
+            continue  # his heels won the real game at the cut
+        seat = seed % 2
+        copies, throws = throw_rows(row, seat, 40, rng)
+        dealt = fast.cards_of(row[fast.DEALT + seat])
+        unseen = [c for c in range(52) if not (row[fast.DEALT] | row[fast.DEALT + 1]) >> c & 1]
+        assert len(throws) == 15 and len(copies) == 15 * 40 and len(unseen) == 40
+        for i, (a, b) in enumerate(throws):
+            block = copies[i * 40:(i + 1) * 40]
+            assert sorted(block[:, fast.STARTER]) == unseen
+            assert (block[:, fast.DISC + seat] == (1 << a) | (1 << b)).all()
+            assert (block[:, fast.HAND + seat] | (1 << a) | (1 << b) == row[fast.DEALT + seat]).all()
+            assert set(fast.cards_of(block[0, fast.HAND + seat])) == set(dealt) - {a, b}
+        # the other seat's cards and throw are the real ones in every copy
+        assert (copies[:, fast.HAND + 1 - seat] == row[fast.HAND + 1 - seat]).all()
+        assert (copies[:, fast.DISC + 1 - seat] == row[fast.DISC + 1 - seat]).all()
+        real = throws.index(tuple(fast.cards_of(row[fast.DISC + seat])))
+        cut = list(copies[real * 40:(real + 1) * 40, fast.STARTER]).index(row[fast.STARTER])
+        assert np.array_equal(copies[real * 40 + cut], row)
+        # his heels: 2 to the dealer on a jack, the game won where they reach 121
+        dealer, jacks = int(row[fast.DEALER]), copies[:, fast.STARTER] % 13 == 10
+        base = row[fast.SCORE + dealer] - row[fast.HEELS_PTS]
+        assert (copies[~jacks, fast.SCORE + dealer] == base).all()
+        assert (copies[jacks, fast.SCORE + dealer] == min(base + 2, 121)).all()
+        won = copies[:, fast.PHASE] == fast.P_GAME_OVER
+        assert np.array_equal(won, jacks & (base + 2 >= 121))
+        assert (copies[won, fast.WINNER] == dealer).all()
+        heels_wins += int(won.any())
+        checked += 1
+    assert checked > 150 and heels_wins > 10
+    # fewer cuts: drawn without replacement, the same for every throw
+    copies, throws = throw_rows(_play_start(3), 0, 8, rng)
+    cuts = copies[:, fast.STARTER].reshape(15, 8)
+    assert (cuts == cuts[0]).all() and len(set(cuts[0])) == 8
+
+
+def test_a_chunk_with_throws_values_every_discard_by_its_throws_and_no_play():
+    teacher = "rollouts:net=champion,throws=4,plays=0"
+    first = record_rollout_chunk(teacher, "standard", seed=5, number=0, games=3)
+    again = record_rollout_chunk(teacher, "standard", seed=5, number=0, games=3)
+    for key in ("obs", "masks", "cards", "margins"):
+        assert np.array_equal(first[key], again[key], equal_nan=True)
+    masks, margins, cards = first["masks"] > 0, first["margins"], first["cards"]
+    discarding = first["obs"][:, SLICES["phase"]][:, 0] > 0.5
+    valued = ~np.isnan(margins).all(axis=1)
+    assert not valued[~discarding].any()  # no play decision
+    assert valued[discarding].mean() > 0.9  # all but the deals won at the cut
+    assert (~np.isnan(margins[valued]) == masks[valued]).all()
+    assert (np.nan_to_num(margins) >= 0).all() and (np.nan_to_num(margins) <= 1).all()
+    # the first card of a throw is worth its best partner: the second decision's best value (one
+    # game, so each deal's two discards are neighbours)
+    one = record_rollout_chunk(teacher, "standard", seed=6, number=0, games=1)
+    masks1, margins1, cards1 = one["masks"] > 0, one["margins"], one["cards"]
+    firsts = np.flatnonzero(~np.isnan(margins1).all(axis=1) & (masks1.sum(axis=1) == 6))
+    assert firsts.size >= 5
+    for i in firsts:
+        assert masks1[i + 1].sum() == 5 and not np.isnan(margins1[i + 1]).all()
+        assert np.isclose(margins1[i, cards1[i]], np.nanmax(margins1[i + 1]))
+    # the same games and cards as without the throws' values
+    plain = record_rollout_chunk("rollouts:net=champion,plays=0", "standard", seed=5, number=0,
+                                 games=3)
+    assert np.array_equal(plain["cards"], cards) and np.isnan(plain["margins"]).all()
+
+
 def test_settings_and_their_errors(tmp_path: Path):
     assert RolloutSettings.parse("rollouts") == RolloutSettings()
     assert RolloutSettings.parse("rollouts:net=x/y,temperature=0.5") == RolloutSettings("x/y", 0.5)
@@ -168,6 +253,10 @@ def test_settings_and_their_errors(tmp_path: Path):
     with pytest.raises(ValueError, match="temperature must be positive"):
         RolloutSettings.parse("rollouts:temperature=0")
     assert RolloutSettings.parse("rollouts:opponent=rival").opponent == "rival"
+    assert RolloutSettings.parse("rollouts:throws=8,plays=0") == RolloutSettings(throws=8,
+                                                                                 plays=False)
+    with pytest.raises(ValueError, match="throws .* must be 0 or more"):
+        RolloutSettings.parse("rollouts:throws=-1")
     with pytest.raises(ValueError, match="opponent must be net or rival"):
         RolloutSettings.parse("rollouts:opponent=expert")
     cfg = {"name": "r", "algo": "distill", "opponents": [{"agent": "standard"}],

@@ -18,11 +18,18 @@ noise averages out) is one step of policy improvement whose reading of the oppon
 from the games, not modelled. The values are training labels only: no agent ever plays from them,
 and the network learns from its own observation alone.
 
-Discards are kept with the network's own card and no values (so the fit keeps its throws), as
-are the play decisions' cards: the network's own, anchoring the fit where the values do not say
-otherwise. The chunks have the same files and fields as the other teachers'
-(``distill_recording``), one per ``chunk_games`` games, a function of the seed and the chunk
-number alone.
+With ``throws=K`` the discards are valued too, once both players have thrown and the real deal
+reaches the play: each of the fifteen throws of the player's six cards is laid in copies of that
+row (the opponent's real hand and throw kept), with ``K`` cuts drawn from the forty cards neither
+hand holds (the same cuts for every throw; all forty at ``K >= 40``), his heels counted, and the
+deal played out with the network in both seats (a rival would be asked about thousands of copies
+per deal). A throw's value is the mean over its cuts; the first discarded card is valued by its
+best partner, the second by the throw it completes. Without ``throws`` the discards are kept with
+the network's own card and no values (so the fit keeps its throws); ``plays=0`` likewise keeps the
+play's cards without values (a recording that teaches the throws alone). Cards kept without values
+anchor the fit to the network's own choice where the values do not say otherwise. The chunks
+have the same files and fields as the other teachers' (``distill_recording``), one per
+``chunk_games`` games, a function of the seed and the chunk number alone.
 """
 
 from __future__ import annotations
@@ -33,8 +40,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from crib_env import fast
-from crib_env.cards import N_CARDS
+from crib_env.cards import N_CARDS, RANK
 from crib_env.game import DEFAULT_TARGET
+from crib_env.rules import heels_points
 
 from ..per_row import PerRowAgent, is_stateless
 
@@ -44,17 +52,24 @@ ROLLOUT_TEACHER = "rollouts"
 
 @dataclass(frozen=True)
 class RolloutSettings:
-    """``rollouts:net=PATH,temperature=T,opponent=WHO``: the network (a checkpoint path, or
-    ``champion``); who lays the opponent's cards in the rollouts: ``net``, the network, drawing
-    from its softmax at ``temperature``, or ``rival``, the agent the game is played against, so
-    the values are those against that opponent's own play. A rival with memory (the expert) is
-    continued in each rollout from a copy of the game's own, its memory of the deal included."""
+    """``rollouts:net=PATH,temperature=T,opponent=WHO,throws=K,plays=1``: the network (a
+    checkpoint path, or ``champion``); who lays the opponent's cards in the play's rollouts:
+    ``net``, the network, drawing from its softmax at ``temperature``, or ``rival``, the agent the
+    game is played against, so the values are those against that opponent's own play. A rival
+    with memory (the expert) is continued in each rollout from a copy of the game's own, its
+    memory of the deal included. ``throws``: cuts per throw when valuing the discards (0: not
+    valued); ``plays``: whether the play's cards are valued."""
 
     net: str = "champion"
     temperature: float = 1.0
     opponent: str = "net"
+    throws: int = 0
+    plays: bool = True
 
     def __post_init__(self) -> None:
+        if self.throws < 0:
+            raise ValueError(f"{ROLLOUT_TEACHER}: throws (cuts per throw) must be 0 or more, got "
+                             f"{self.throws}")
         if self.temperature <= 0:
             raise ValueError(f"{ROLLOUT_TEACHER}: temperature must be positive, got "
                              f"{self.temperature}")
@@ -148,25 +163,71 @@ def play_out(agent, rows: np.ndarray, seats: np.ndarray, wins: np.ndarray,
         rows[live] = part
 
 
+#: his heels by starter card id
+_HEELS_BY_CARD = np.array([heels_points(rank) for rank in RANK], dtype=np.int64)
+
+
+def throw_rows(row: np.ndarray, seat: int, cuts_per_throw: int,
+               rng: np.random.Generator) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """Copies of ``row`` (a real game row at the start of the play) with ``seat``'s throw and the
+    cut replaced: for each of the fifteen throws of its six dealt cards (returned, in order), one
+    copy per cut, ``cuts_per_throw`` cuts drawn without replacement from the forty cards neither
+    hand was dealt (all forty at 40 or more), the same cuts for every throw. His heels are
+    recounted for each cut, ending the game where they reach the target."""
+    dealt = fast.cards_of(row[fast.DEALT + seat])
+    unseen = np.array([c for c in range(N_CARDS)
+                       if not (row[fast.DEALT] | row[fast.DEALT + 1]) >> c & 1], dtype=np.int64)
+    cuts = unseen if cuts_per_throw >= len(unseen) else np.sort(
+        rng.choice(unseen, cuts_per_throw, replace=False))
+    throws = [(a, b) for i, a in enumerate(dealt) for b in dealt[i + 1:]]
+    copies = np.repeat(row[None, :], len(throws) * len(cuts), axis=0)
+    kept = np.array([row[fast.DEALT + seat] & ~(1 << a) & ~(1 << b) for a, b in throws],
+                    dtype=np.int64)
+    copies[:, fast.HAND + seat] = np.repeat(kept, len(cuts))
+    copies[:, fast.DISC + seat] = np.repeat(row[fast.DEALT + seat] & ~kept, len(cuts))
+    starters = np.tile(cuts, len(throws))
+    copies[:, fast.STARTER] = starters
+    copies[:, fast.NEXT_STARTER] = starters
+    dealer = int(row[fast.DEALER])
+    before = row[fast.SCORE + dealer] - row[fast.HEELS_PTS]
+    heels = np.minimum(_HEELS_BY_CARD[starters], row[fast.TARGET] - before)
+    copies[:, fast.SCORE + dealer] = before + heels
+    copies[:, fast.HEELS_PTS] = heels
+    won = before + heels >= row[fast.TARGET]
+    copies[:, fast.PHASE] = np.where(won, fast.P_GAME_OVER, fast.P_PLAY)
+    copies[:, fast.WINNER] = np.where(won, dealer, -1)
+    return copies, throws
+
+
 class RolloutRecorder:
     """``play_games``' ``on_turn`` hook: keeps the network's decisions with a choice (on the
-    agent's seats) and values the play's legal cards by ``play_out``."""
+    agent's seats), values the play's legal cards by ``play_out`` and, with ``cuts_per_throw``,
+    its discards once the deal's play starts (``throw_rows``)."""
 
     def __init__(self, agent, agent_seats: np.ndarray, wins: np.ndarray,
-                 rng: np.random.Generator, temperature: float, rival=None) -> None:
+                 rng: np.random.Generator, temperature: float, rival=None,
+                 cuts_per_throw: int = 0, value_plays: bool = True,
+                 throw_rng: np.random.Generator | None = None) -> None:
         self.agent = agent
         self.rival = rival
         self.agent_seats = agent_seats
         self.wins = wins
         self.rng = rng
         self.temperature = temperature
+        self.cuts_per_throw = cuts_per_throw
+        self.value_plays = value_plays
+        self.throw_rng = throw_rng if throw_rng is not None else np.random.default_rng(0)
         self.obs: list[np.ndarray] = []
         self.masks: list[np.ndarray] = []
         self.cards: list[np.ndarray] = []
         self.margins: list[np.ndarray] = []
+        #: game -> its agent's discards this deal, waiting for the play: (margins row, card)
+        self.throws_waiting: dict[int, list[tuple[np.ndarray, int]]] = {}
 
     def __call__(self, S: np.ndarray, live: np.ndarray, observations: np.ndarray,
                  masks: np.ndarray, actions: np.ndarray) -> None:
+        if self.cuts_per_throw:
+            self._value_throws(S, live)
         mine = S[live, fast.TO_MOVE] == self.agent_seats[live]
         keep = mine & (masks.sum(axis=1) > 1)
         if not keep.any():
@@ -174,7 +235,7 @@ class RolloutRecorder:
         rows = live[keep]
         margins = np.full((rows.size, N_CARDS), np.nan, dtype=np.float32)
         playing = np.flatnonzero(S[rows, fast.PHASE] == fast.P_PLAY)
-        if playing.size:
+        if playing.size and self.value_plays:
             owner, cards = np.nonzero(masks[keep][playing])
             candidates = S[rows[playing[owner]]].copy()
             for i, card in enumerate(cards.tolist()):
@@ -186,10 +247,49 @@ class RolloutRecorder:
             values = play_out(self.agent, candidates, seats, self.wins, self.rng,
                               self.temperature, rival)
             margins[playing[owner], cards] = values
+        if self.cuts_per_throw:
+            for i in np.flatnonzero(S[rows, fast.PHASE] == fast.P_DISCARD).tolist():
+                b = int(rows[i])
+                waiting = self.throws_waiting.setdefault(b, [])
+                if S[b, fast.NDISC + S[b, fast.TO_MOVE]] == 0:
+                    waiting.clear()  # a new deal's first discard
+                waiting.append((margins[i], int(actions[b])))
         self.obs.append(observations[keep].copy())
         self.masks.append(masks[keep].copy())
         self.cards.append(actions[rows].astype(np.int16))
         self.margins.append(margins)
+
+    def _value_throws(self, S: np.ndarray, live: np.ndarray) -> None:
+        """Values the waiting discards of the games whose play starts at this turn (nothing laid
+        yet), all in one ``play_out``; a deal ended by the cut leaves its discards unvalued."""
+        starting = [int(b) for b in live if int(b) in self.throws_waiting
+                    and S[b, fast.PHASE] == fast.P_PLAY
+                    and S[b, fast.PLAYED] == 0 and S[b, fast.PLAYED + 1] == 0]
+        if not starting:
+            return
+        parts, seats, layouts = [], [], []
+        for b in starting:
+            seat = int(self.agent_seats[b])
+            copies, throws = throw_rows(S[b], seat, self.cuts_per_throw, self.throw_rng)
+            parts.append(copies)
+            seats.append(np.full(len(copies), seat, dtype=np.int64))
+            layouts.append(throws)
+        values = play_out(self.agent, np.concatenate(parts), np.concatenate(seats), self.wins,
+                          self.rng, self.temperature)
+        start = 0
+        for b, copies, throws in zip(starting, parts, layouts, strict=True):
+            by_throw = values[start:start + len(copies)].reshape(len(throws), -1).mean(axis=1)
+            start += len(copies)
+            value = dict(zip(throws, by_throw.tolist(), strict=True))
+            waiting = self.throws_waiting.pop(b)
+            if len(waiting) != 2:
+                continue
+            (first_margins, first), (second_margins, _) = waiting
+            for (a, c), v in value.items():
+                for card, partner in ((a, c), (c, a)):
+                    first_margins[card] = max(v, np.nan_to_num(first_margins[card], nan=-1.0))
+                    if partner == first:
+                        second_margins[card] = v
 
 
 def record_rollout_chunk(teacher: str, opponent: str, seed: int, number: int,
@@ -218,7 +318,9 @@ def record_rollout_chunk(teacher: str, opponent: str, seed: int, number: int,
     seats = np.array([plan.agent_seat for plan in plans], dtype=np.int64)
     recorder = RolloutRecorder(agent, seats, win_table(DEFAULT_TARGET),
                                np.random.default_rng(derive_seed(chunk_seed, "rollouts")),
-                               settings.temperature, in_rollouts)
+                               settings.temperature, in_rollouts, settings.throws,
+                               settings.plays,
+                               np.random.default_rng(derive_seed(chunk_seed, "throws")))
     play_games(agent, rival, plans, on_turn=recorder)
 
     def joined(parts: list[np.ndarray], width: int | None, dtype) -> np.ndarray:
