@@ -238,12 +238,12 @@ def check_pool(features: Any, members: Any, weights: Any, discard_weights: Any =
         raise ValueError(f"members must be a list of 2..{MAX_MEMBERS} networks, got {members!r}")
     lists = [("weights", weights)] + ([] if discard_weights is None
                                       else [("discard_weights", discard_weights)])
-    lowest = 0 if discard_weights is not None else None
+    zero_allowed = discard_weights is not None
     for name, values in lists:
         if not isinstance(values, list) or len(values) != len(members) or not all(
                 isinstance(w, (int, float)) and not isinstance(w, bool)
-                and (0 < w if lowest is None else 0 <= w) and w < float("inf") for w in values):
-            kind = "positive number" if lowest is None else "number of 0 or more"
+                and (0 <= w if zero_allowed else 0 < w) and w < float("inf") for w in values):
+            kind = "number of 0 or more" if zero_allowed else "positive number"
             raise ValueError(f"{name} must be one {kind} per member, got {values!r}")
         if not sum(values) > 0:
             raise ValueError(f"{name} must not all be 0, got {values!r}")

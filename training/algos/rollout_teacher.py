@@ -285,11 +285,10 @@ class RolloutRecorder:
             if len(waiting) != 2:
                 continue
             (first_margins, first), (second_margins, _) = waiting
-            for (a, c), v in value.items():
-                for card, partner in ((a, c), (c, a)):
-                    first_margins[card] = max(v, np.nan_to_num(first_margins[card], nan=-1.0))
-                    if partner == first:
-                        second_margins[card] = v
+            for card in {card for throw in throws for card in throw}:
+                first_margins[card] = max(v for throw, v in value.items() if card in throw)
+                if card != first:
+                    second_margins[card] = value[tuple(sorted((first, card)))]
 
 
 def record_rollout_chunk(teacher: str, opponent: str, seed: int, number: int,
