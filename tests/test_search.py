@@ -355,9 +355,9 @@ def test_settings_from_the_name_and_their_errors():
         make_agent("champion-search:sims=many")
     with pytest.raises(ValueError, match="sims must be at least 1"):
         make_agent("champion-search:sims=0")
-    with pytest.raises(ValueError, match="discard_sims and discard_need must not be negative"):
+    with pytest.raises(ValueError, match="discard_sims, discard_need and play_need must not be negative"):
         make_agent("champion-search:discard_sims=-1")
-    with pytest.raises(ValueError, match="must not be negative, got 8 and -2"):
+    with pytest.raises(ValueError, match="must not be negative, got 8, -2 and 0"):
         make_agent("champion-search:discard_sims=8,discard_need=-2")
 
 
@@ -374,6 +374,23 @@ def test_discards_are_searched_only_near_the_end_with_discard_need(scores, searc
     assert bool(searched_at) == searched
     if not searched:  # the network's own throw
         assert card == agent.policy.act(encode(game, game.to_move), game.legal_mask())
+
+
+@pytest.mark.parametrize("scores, searched", [((0, 0), False), ((60, 90), False),
+                                               ((60, 91), True), ((95, 20), True)])
+def test_the_play_is_searched_only_near_the_end_with_play_need(scores, searched):
+    agent = make_agent("champion-search:sims=4,play_need=30", seed=0)
+    searched_at = []
+    agent.play_values = lambda view, legal: searched_at.append(view.own_score) or np.zeros(
+        legal.size)
+    game = next(g for seed in range(20)
+                if len((g := _play_position(seed, cards_played=1)).legal_actions()) > 1)
+    game.scores = list(scores)
+    obs, mask = encode(game, game.to_move), game.legal_mask()
+    card = agent.act(obs, mask)
+    assert bool(searched_at) == searched
+    if not searched:  # the network's own card
+        assert card == agent.policy.act(obs, mask) and agent.last_values == {}
 
 
 def test_the_style_that_explains_the_plays_gains_weight_deal_by_deal():
@@ -456,7 +473,8 @@ def _first_deal(agent, opponent_six, keep):
                                   "champion-search:sims=16,standard_prior=0",  # the network alone
                                   "champion-search:sims=16,standard_prior=0.5,standard_floor=0.01",
                                   "champion-search:sims=16,exact_keep=1,discard_sims=8,discard_need=0",
-                                  "champion-search:sims=16,reply=0"])  # the solve answers
+                                  "champion-search:sims=16,reply=0",  # the solve answers
+                                  "champion-search:play=0,discard_sims=8,discard_need=0"])
 def test_decisions_do_not_depend_on_the_hidden_cards(spec):
     keep = parse_cards("2C 3D 8H 9S")
     six_a = keep + parse_cards("QH TC")
@@ -493,6 +511,29 @@ def test_values_are_chances_and_the_chosen_card_is_the_best_or_within_tolerance(
         assert set(values) == set(game.legal_actions())
         assert all(0.0 <= v <= 1.0 for v in values.values())
         assert values[card] >= max(values.values()) - agent.settings.tolerance
+
+
+def test_searched_throws_leave_each_cards_value_and_play_0_lays_the_networks_cards():
+    agent = make_agent("champion-search:play=0,discard_sims=8,discard_need=0", seed=4)
+    network = make_agent("champion-search:play=0", seed=4).policy
+    game, discarded, played = Game(seed=3, first_dealer=0), 0, 0
+    while not game.is_over and played < 12:
+        seat, mask = game.to_move, game.legal_mask()
+        obs = encode(game, seat)
+        card = agent.act(obs, mask)
+        legal = set(game.legal_actions())
+        if game.phase == Phase.DISCARD and len(legal) > 1:
+            values = agent.last_values
+            # every card of the hand, by the best throw holding it; the card laid is the best
+            # throw's (or within tolerance of it)
+            assert set(values) == legal and all(0.0 <= v <= 1.0 for v in values.values())
+            assert values[card] >= max(values.values()) - agent.settings.tolerance
+            discarded += 1
+        elif game.phase == Phase.PLAY and len(legal) > 1:
+            assert card == network.act(obs, mask) and agent.last_values == {}
+            played += 1
+        game.step(card)
+    assert discarded >= 4 and played >= 4
 
 
 def test_search_is_an_agent_name_everywhere():

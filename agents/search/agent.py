@@ -124,6 +124,13 @@ class SearchSettings:
     #: hand (standard's tactics are deterministic, so a low floor reads its hands sharply;
     #: 0.01 with standard_prior=0.5: 58.75% against standard, level with 0.1's 58.95%)
     standard_floor: float = 0.1
+    #: search the play (0: the network lays every card of the play, and only the throws near the
+    #: end are searched: the network with the search's endgame throws, whose recordings teach
+    #: those throws alone)
+    play: bool = True
+    #: with ``play``: search the play only once either player is within this many points of
+    #: the target, and lay the network's cards before (0: every card of the play)
+    play_need: int = 0
     #: the checkpoint whose network the search uses (empty: the shipped ``distilled`` network,
     #: ``agents.registry.SEARCH_NETWORK_PATH``); expert iteration names each generation's here
     net: str = ""
@@ -131,9 +138,10 @@ class SearchSettings:
     def __post_init__(self) -> None:
         if self.sims < 1:
             raise ValueError(f"champion-search: sims must be at least 1, got {self.sims}")
-        if self.discard_sims < 0 or self.discard_need < 0:
-            raise ValueError(f"champion-search: discard_sims and discard_need must not be "
-                             f"negative, got {self.discard_sims} and {self.discard_need}")
+        if self.discard_sims < 0 or self.discard_need < 0 or self.play_need < 0:
+            raise ValueError(f"champion-search: discard_sims, discard_need and play_need must "
+                             f"not be negative, got {self.discard_sims}, {self.discard_need} "
+                             f"and {self.play_need}")
         if not 0.0 <= self.standard_prior < 1.0:
             raise ValueError(f"champion-search: standard_prior must be in 0..1 (1 excluded), got "
                              f"{self.standard_prior}")
@@ -195,7 +203,8 @@ class ChampionSearchAgent:
         self.standard = StandardAgent() if prior > 0 else None
         self._tables = EXACT_TABLES if self.settings.exact_keep else MODEL_TABLES
         #: card -> the search's chance to win after laying it, at the last decision it searched
-        #: (empty after discards and forced plays): the soft targets of expert iteration
+        #: (empty after the network's own throws and forced plays): the soft targets of expert
+        #: iteration
         self.last_values: dict[int, float] = {}
 
     def reset(self) -> None:
@@ -213,7 +222,8 @@ class ChampionSearchAgent:
         if (view.phase == Phase.DISCARD and self.settings.discard_sims > 0 and legal.size > 1
                 and self._discard_searched(view)):
             return self.discard(view, observation, action_mask)
-        if view.phase == Phase.DISCARD or legal.size == 1:
+        if (view.phase == Phase.DISCARD or legal.size == 1 or not self.settings.play
+                or not _near_the_end(view, self.settings.play_need)):
             return self.policy.act(observation, action_mask)
         values = self.play_values(view, legal)
         self.last_values = {int(c): float(v) for c, v in zip(legal, values, strict=True)}
@@ -226,12 +236,12 @@ class ChampionSearchAgent:
 
     def _discard_searched(self, view) -> bool:
         """Whether this deal's throw is searched (``discard_need``: only near the end)."""
-        need = self.settings.discard_need
-        return need == 0 or view.target - max(view.own_score, view.opp_score) <= need
+        return _near_the_end(view, self.settings.discard_need)
 
     def discard(self, view, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The next card of the throw with the best chance to win over the sampled deals; throws
-        within ``tolerance`` of it are decided by the network's logits."""
+        within ``tolerance`` of it are decided by the network's logits. Each card's value (that
+        of the best throw holding it) is left in ``last_values``."""
         thrown = list(view.discards)
         hand = [*view.hand, *thrown]
         throws = np.array([pair for pair in itertools.combinations(hand, DISCARDS_PER_PLAYER)
@@ -243,6 +253,9 @@ class ChampionSearchAgent:
                            not view.is_dealer, self._tables)
         values = throw_values(position, np.array(hand, dtype=np.int64), throws, *deals,
                               win_table(view.target)).mean(axis=1)
+        self.last_values = {int(c): float(max(v for t, v in zip(throws, values, strict=True)
+                                              if c in t))
+                            for c in legal_cards(action_mask)}
         logits = self.policy.logits(observation, action_mask)
         close = np.flatnonzero(values >= values.max() - s.tolerance)
         left = [[c for c in throws[t] if c not in thrown] for t in close]
@@ -337,6 +350,11 @@ class ChampionSearchAgent:
                                          self.settings.standard_floor)
             weights = self.styles.sample_weights(np.stack([weights, standard]))
         return weights if weights.sum() > 0 else np.ones(n)
+
+
+def _near_the_end(view, need: int) -> bool:
+    """Whether either player is within ``need`` points of the target (always with 0)."""
+    return need == 0 or view.target - max(view.own_score, view.opp_score) <= need
 
 
 def load_search_agent(path: str | Path, settings: SearchSettings | None = None,
