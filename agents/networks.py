@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from crib_env.cards import MAX_VALUE, N_CARDS, N_RANKS, N_SUITS, RANK, SUIT, VALUE
-from crib_env.observation import MAX_SEQUENCE, OBS_SIZE, SLICES
+from crib_env.observation import MAX_SEQUENCE, OBS_SIZE, SCORE_SCALE, SLICES
 
 from .afterstate import AfterstateNet
 from .card_features import FEATURE_NAMES, N_CARD_FEATURES, card_features
@@ -197,48 +197,71 @@ class LogitPool(nn.Module):
     theirs (the weights sum to 1). Its legal-card softmax is their softmaxes multiplied, each
     raised to its weight (a log-linear pool), so it lays the card they agree on; one forward pass
     of each member. ``members``: each a ``{"arch", "arch_kwargs"}`` of ``ARCHITECTURES`` (pools
-    do not nest), all with this pool's ``features``. ``discard_weights``, if given, weigh the
-    members on the discards (the input row's phase) and ``weights`` on the other decisions, so
-    one network can throw while others play; a weight may be 0 in one of the two."""
+    do not nest), all with this pool's ``features``. The members may be weighed apart by the
+    situation the input row shows, so one network can throw or finish the game while others play:
+    ``endgame_weights`` once either player is within ``endgame_need`` points of the target (every
+    decision there), else ``discard_weights`` on the discards (the row's phase), else
+    ``weights``; a weight may then be 0 in some of them."""
 
     def __init__(self, features: bool, members: list[dict[str, Any]], weights: list[float],
-                 discard_weights: list[float] | None = None) -> None:
+                 discard_weights: list[float] | None = None,
+                 endgame_weights: list[float] | None = None, endgame_need: int = 0) -> None:
         super().__init__()
-        check_pool(features, members, weights, discard_weights)
+        check_pool(features, members, weights, discard_weights, endgame_weights, endgame_need)
         self.features = features
         self.members = nn.ModuleList(build_network(m["arch"], **m.get("arch_kwargs", {}))
                                      for m in members)
         self.weights = _shares(weights)
         self.discard_weights = None if discard_weights is None else _shares(discard_weights)
+        self.endgame_weights = None if endgame_weights is None else _shares(endgame_weights)
+        self.endgame_need = endgame_need
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         outputs = [member(x) for member in self.members]
-        pooled = sum(w * out for w, out in zip(self.weights, outputs, strict=True))
-        if self.discard_weights is None:
-            return pooled
-        discarding = x[:, _DISCARD_PHASE:_DISCARD_PHASE + 1] > 0.5
-        thrown = sum(w * out for w, out in zip(self.discard_weights, outputs, strict=True))
-        return torch.where(discarding, thrown, pooled)
+
+        def mixed(weights: list[float]) -> torch.Tensor:
+            return sum(w * out for w, out in zip(weights, outputs, strict=True))
+
+        pooled = mixed(self.weights)
+        if self.discard_weights is not None:
+            discarding = x[:, _DISCARD_PHASE:_DISCARD_PHASE + 1] > 0.5
+            pooled = torch.where(discarding, mixed(self.discard_weights), pooled)
+        if self.endgame_weights is not None:
+            pooled = torch.where(near_the_end(x, self.endgame_need), mixed(self.endgame_weights),
+                                 pooled)
+        return pooled
 
 
 #: the input row's column that is 1 in the discard phase (the observation comes first)
 _DISCARD_PHASE = SLICES["phase"].start
+_SCORES, _TARGET = SLICES["scores"].start, SLICES["target"].start
+
+
+def near_the_end(x: torch.Tensor, need: int) -> torch.Tensor:
+    """(B, 1): whether either player is within ``need`` points of the target in each input row
+    (the observation's scores and target, each over ``SCORE_SCALE``)."""
+    ahead = torch.maximum(x[:, _SCORES], x[:, _SCORES + 1])
+    short = (x[:, _TARGET] - ahead) * SCORE_SCALE
+    return (short < need + 0.5).unsqueeze(1)  # the half point absorbs float rounding
 
 
 def _shares(weights: list[float]) -> list[float]:
     return [float(w) / float(sum(weights)) for w in weights]
 
 
-def check_pool(features: Any, members: Any, weights: Any, discard_weights: Any = None) -> None:
+def check_pool(features: Any, members: Any, weights: Any, discard_weights: Any = None,
+               endgame_weights: Any = None, endgame_need: Any = 0) -> None:
     """Refuse (``ValueError`` naming the problem) a pool's members or weights that do not
     describe 2..``MAX_MEMBERS`` networks with the pool's ``features`` and a positive weight each
-    (with ``discard_weights``: a weight of 0 or more in each list, some positive in each, every
-    member weighed in one of them)."""
+    (with ``discard_weights`` or ``endgame_weights``: a weight of 0 or more in each list, some
+    positive in each, every member weighed in one of them; ``endgame_need`` a positive number of
+    points)."""
     if not isinstance(members, list) or not 2 <= len(members) <= MAX_MEMBERS:
         raise ValueError(f"members must be a list of 2..{MAX_MEMBERS} networks, got {members!r}")
-    lists = [("weights", weights)] + ([] if discard_weights is None
-                                      else [("discard_weights", discard_weights)])
-    zero_allowed = discard_weights is not None
+    lists = [(name, values) for name, values in (
+        ("weights", weights), ("discard_weights", discard_weights),
+        ("endgame_weights", endgame_weights)) if name == "weights" or values is not None]
+    zero_allowed = len(lists) > 1
     for name, values in lists:
         if not isinstance(values, list) or len(values) != len(members) or not all(
                 isinstance(w, (int, float)) and not isinstance(w, bool)
@@ -247,10 +270,15 @@ def check_pool(features: Any, members: Any, weights: Any, discard_weights: Any =
             raise ValueError(f"{name} must be one {kind} per member, got {values!r}")
         if not sum(values) > 0:
             raise ValueError(f"{name} must not all be 0, got {values!r}")
-    if discard_weights is not None and any(w == 0 and d == 0 for w, d in
-                                           zip(weights, discard_weights, strict=True)):
-        raise ValueError(f"a member has weight 0 both in weights and in discard_weights "
-                         f"({weights!r}, {discard_weights!r}): it would never be heard")
+    if zero_allowed and any(all(w == 0 for w in ws) for ws in
+                            zip(*(values for _, values in lists), strict=True)):
+        raise ValueError(f"a member has weight 0 in every one of "
+                         f"{', '.join(f'{n} {v!r}' for n, v in lists)}: it would never be heard")
+    if endgame_weights is not None and (
+            not isinstance(endgame_need, int) or isinstance(endgame_need, bool)
+            or endgame_need < 1):
+        raise ValueError(f"endgame_need must be a positive whole number of points with "
+                         f"endgame_weights, got {endgame_need!r}")
     for member in members:
         if not isinstance(member, dict) or member.get("arch") not in ARCHITECTURES \
                 or member["arch"] == "pool" or not isinstance(member.get("arch_kwargs", {}), dict):
@@ -267,7 +295,8 @@ ARCHITECTURES: dict[str, tuple[type[nn.Module], tuple[str, ...]]] = {
     "cards": (CardNet, ("features", "hidden", "context", "embed", "prior", "attention")),
     "mlp": (MlpNet, ("features", "hidden", "layers")),
     "afterstate": (AfterstateNet, ("features", "hidden", "layers")),
-    "pool": (LogitPool, ("features", "members", "weights", "discard_weights")),
+    "pool": (LogitPool, ("features", "members", "weights", "discard_weights", "endgame_weights",
+                         "endgame_need")),
 }
 
 
@@ -287,7 +316,7 @@ def check_sizes(kwargs: dict[str, Any]) -> None:
                     or not MIN_SIZES[name] <= value <= MAX_SIZES[name]:
                 raise ValueError(f"{name} must be a whole number {MIN_SIZES[name]}.."
                                  f"{MAX_SIZES[name]}, got {value!r}")
-        elif name in ("members", "weights", "discard_weights"):
+        elif name in ("members", "weights", "discard_weights", "endgame_weights", "endgame_need"):
             continue  # a pool's: check_pool
         elif not isinstance(value, bool):  # features, prior
             raise ValueError(f"{name} must be true or false, got {value!r}")

@@ -109,11 +109,13 @@ def test_member_text_and_command_line_errors(tmp_path, members, capsys):
     assert parse_member(f"{members[0]}=2.5") == (members[0], 2.5, None)
     assert parse_member(str(members[0])) == (members[0], 1.0, None)
     assert parse_member(f"{members[0]}=1:0") == (members[0], 1.0, 0.0)
+    assert parse_member(f"{members[0]}=1:0:2") == (members[0], 1.0, 0.0, 2.0)
     for text, problem in ((f"{members[0]}=x", "is not a number"),
                           (f"{members[0]}=-1", "must be positive"),
                           (f"{members[0]}=0", "must be positive"),
                           (f"{members[0]}=1:y", "'y' is not a number"),
-                          (f"{members[0]}=1:-2", "must be positive")):
+                          (f"{members[0]}=1:-2", "must be positive"),
+                          (f"{members[0]}=1:1:1:1", "at most three weights")):
         with pytest.raises(ValueError, match=problem):
             parse_member(text)
     with pytest.raises(SystemExit):
@@ -153,10 +155,69 @@ def test_a_pool_with_discard_weights_throws_as_one_network_and_plays_as_another(
     assert "discard_weights" not in json.loads((same / "meta.json").read_text())["arch_kwargs"]
 
 
+def _with_scores(obs, scores):
+    """The rows ``obs`` with each row's (own, opponent's) score set to ``scores``."""
+    obs = obs.copy()
+    obs[:, SLICES["scores"]] = np.asarray(scores, dtype=np.float32) / 121.0
+    return obs
+
+
+def test_a_pool_with_endgame_weights_hands_the_end_of_the_game_to_other_networks(tmp_path,
+                                                                                 members):
+    obs, masks = _decisions(rows=80, seed=7)
+    discarding = obs[:, SLICES["phase"].start] == 1
+    # the board per row: far from the end, exactly 30 short (the end), 31 short (not yet)
+    rng = np.random.default_rng(0)
+    scores = rng.choice([(10, 40), (91, 20), (60, 90), (20, 111)], size=len(obs))
+    near = scores.max(axis=1) >= 91
+    obs = _with_scores(obs, scores)
+    assert near.any() and (~near).any() and (discarding & ~near).any()
+    pool = load_learned_agent(pool_checkpoint(
+        tmp_path / "ends", [(members[0], 1.0, 3.0, 0.0), (members[1], 1.0, 1.0, 0.0),
+                            (members[2], 0.0, 0.0, 1.0)]))
+    parts = [load_learned_agent(m).logits_batch(obs, masks).astype(np.float64) for m in members]
+    legal = masks > 0
+    expected = np.where(near[:, None], parts[2],
+                        np.where(discarding[:, None], (3 * parts[0] + parts[1]) / 4,
+                                 (parts[0] + parts[1]) / 2))
+    got = pool.logits_batch(obs, masks)
+    assert np.allclose(got[legal], expected[legal], rtol=1e-5, atol=1e-5)
+    # a plain pool nested in it keeps its shares near the end too
+    pool_checkpoint(tmp_path / "plain", [(members[0], 1.0), (members[1], 3.0)])
+    outer = pool_checkpoint(tmp_path / "outer", [(tmp_path / "plain", 1.0, 1.0, 1.0),
+                                                  (members[2], 0.0, 0.0, 1.0)], endgame_need=10)
+    meta = json.loads((outer / "meta.json").read_text())
+    assert meta["arch_kwargs"]["endgame_need"] == 10
+    assert [m["endgame_weight"] for m in meta["pool"]] == [0.25, 0.75, 1.0]
+    nested = load_learned_agent(outer).logits_batch(obs, masks)
+    within_10 = scores.max(axis=1) >= 111
+    plain = (parts[0] + 3 * parts[1]) / 4
+    expected = np.where(within_10[:, None], (plain + parts[2]) / 2, plain)
+    assert np.allclose(nested[legal], expected[legal], rtol=1e-5, atol=1e-5)
+
+
+def test_bad_endgame_weights_are_refused(tmp_path, members):
+    with pytest.raises(ValueError, match="for every member or for none"):
+        pool_checkpoint(tmp_path / "p", [(members[0], 1.0, None, 1.0), (members[1], 1.0)])
+    with pytest.raises(ValueError, match="weight 0 in every one of"):
+        pool_checkpoint(tmp_path / "p", [(members[0], 1.0, 1.0, 1.0), (members[1], 0.0, 0.0, 0.0)])
+    with pytest.raises(ValueError, match="endgame_need must be a positive whole number"):
+        pool_checkpoint(tmp_path / "p", [(members[0], 1.0, 1.0, 1.0), (members[1], 1.0, 1.0, 0.0)],
+                        endgame_need=0)
+    pool_checkpoint(tmp_path / "ends", [(members[0], 1.0, 1.0, 0.0), (members[1], 0.0, 0.0, 1.0)])
+    with pytest.raises(ValueError, match="pool it with endgame weights for every member"):
+        pool_checkpoint(tmp_path / "p", [(tmp_path / "ends", 1.0), (members[2], 1.0)])
+    pool_checkpoint(tmp_path / "split", [(members[0], 1.0, 0.0), (members[1], 0.0, 1.0)])
+    with pytest.raises(ValueError, match="no one share to pool apart"):
+        pool_checkpoint(tmp_path / "p", [(tmp_path / "split", 1.0, 1.0, 1.0),
+                                         (members[2], 1.0, 1.0, 1.0)])
+    assert not (tmp_path / "p").exists()
+
+
 @pytest.mark.parametrize(("weights", "discard", "problem"), [
     ([1.0, 0.0], None, "weights must be one positive number"),
     ([1.0, 0.0], [0.0, 0.0], "discard_weights must not all be 0"),
-    ([1.0, 0.0], [1.0, 0.0], "weight 0 both in weights and in discard_weights"),
+    ([1.0, 0.0], [1.0, 0.0], "weight 0 in every one of weights"),
     ([1.0, 1.0], [1.0], "discard_weights must be one number of 0 or more"),
     ([1.0, 1.0], [1.0, -1.0], "discard_weights must be one number of 0 or more"),
 ])
