@@ -26,8 +26,10 @@ tactics; both weigh the draws and answer for the opponent, each by how well it h
 opponent's plays so far in the game (``agents.search.styles``).
 
 The card with the best weighted value is laid; candidates within ``tolerance`` of it are decided
-by the network's logits. Everything comes from the observation and the agent's own memory of
-earlier observations in the deal: the hidden cards are sampled, never read.
+by the network's logits. ``play=0`` leaves the whole play to the network, and ``play_need`` leaves
+it the play until either player is within that many points of the target. Everything comes from
+the observation and the agent's own memory of earlier observations in the deal: the hidden cards
+are sampled, never read.
 """
 
 from __future__ import annotations
