@@ -98,8 +98,6 @@ def _members(path: Path, weights: Weights, need: int | None
             strict=True):
         w = Weights(weights.play * share, weights.discard * throw_share,
                     None if weights.endgame is None else weights.endgame * end_share)
-        base = {k: v for k, v in base.items()
-                if k not in ("weight", "discard_weight", "endgame_weight")}
         out.append((spec, member, w, source(base, w)))
     return out
 

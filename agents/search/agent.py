@@ -52,7 +52,7 @@ from ..opponent_model import EXACT_TABLES, MODEL_TABLES, OpponentPlays, opponent
 from ..rollout import play_position
 from ..settings import parse_settings
 from ..standard import StandardAgent
-from .discard import discard_position, draw_deals, throw_values
+from .discard import card_values, discard_position, draw_deals, throw_values
 from .inference import choice_likelihood, new_rows, opponent_observations, play_likelihood
 from .reply import after_candidates, answered_values
 from .sampling import draw_opponents, solved_values
@@ -255,9 +255,8 @@ class ChampionSearchAgent:
                            not view.is_dealer, self._tables)
         values = throw_values(position, np.array(hand, dtype=np.int64), throws, *deals,
                               win_table(view.target)).mean(axis=1)
-        self.last_values = {int(c): float(max(v for t, v in zip(throws, values, strict=True)
-                                              if c in t))
-                            for c in legal_cards(action_mask)}
+        by_card = card_values(throws, values)
+        self.last_values = {int(c): by_card[int(c)] for c in legal_cards(action_mask)}
         logits = self.policy.logits(observation, action_mask)
         close = np.flatnonzero(values >= values.max() - s.tolerance)
         left = [[c for c in throws[t] if c not in thrown] for t in close]

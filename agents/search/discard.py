@@ -15,6 +15,8 @@ table.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 from numba import njit
 
@@ -93,3 +95,13 @@ def throw_values(position: np.ndarray, hand: np.ndarray, throws: np.ndarray, kep
             _discard_both(stack, throws[t], thrown[s])
             out[t, s] = solve(stack, wins)
     return out
+
+
+def card_values(throws: Iterable[Iterable[int]], values: Iterable[float]) -> dict[int, float]:
+    """Each card's value when a throw is laid card by card: that of the best throw holding it
+    (``values[t]`` is throw ``throws[t]``'s)."""
+    best: dict[int, float] = {}
+    for throw, value in zip(throws, values, strict=True):
+        for card in throw:
+            best[int(card)] = max(best.get(int(card), -np.inf), float(value))
+    return best

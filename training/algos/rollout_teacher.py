@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agents.search.discard import card_values
 from crib_env import fast
 from crib_env.cards import N_CARDS, RANK
 from crib_env.game import DEFAULT_TARGET
@@ -285,8 +286,8 @@ class RolloutRecorder:
             if len(waiting) != 2:
                 continue
             (first_margins, first), (second_margins, _) = waiting
-            for card in {card for throw in throws for card in throw}:
-                first_margins[card] = max(v for throw, v in value.items() if card in throw)
+            for card, best in card_values(throws, by_throw.tolist()).items():
+                first_margins[card] = best
                 if card != first:
                     second_margins[card] = value[tuple(sorted((first, card)))]
 
