@@ -55,6 +55,8 @@ FEATURE_NAMES = ("legal", "keep_ev", "crib_ev", "total_ev", "total_regret", "is_
                  "is_best_peg")
 N_CARD_FEATURES = len(FEATURE_NAMES)
 _COL = {name: i for i, name in enumerate(FEATURE_NAMES)}
+#: ``peg_points`` is the points the card scores now over this
+PEG_POINTS_SCALE = 4.0
 _CRIB_SAMPLES = 4000  # Monte Carlo samples per discard rank pair for the crib table
 
 
@@ -133,7 +135,7 @@ def _play_features(out: np.ndarray, sequence: tuple[int, ...], count: int,
                     total_reply += reply * rank_count[rank]
                     scoring += rank_count[rank] * (reply > 0)
         p = scoring / n_unseen
-        out[c, _COL["peg_points"]] = pts / 4.0
+        out[c, _COL["peg_points"]] = pts / PEG_POINTS_SCALE
         out[c, _COL["new_count"]] = new_count / COUNT_SCALE
         out[c, _COL["leaves_5_21"]] = float(ten_card_scores_at(new_count))
         out[c, _COL["reply_mean"]] = total_reply / n_unseen / 2.0

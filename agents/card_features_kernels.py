@@ -33,7 +33,7 @@ from .batch_obs import (
     phase_of,
     sequence_of,
 )
-from .card_features import FEATURE_NAMES, N_CARD_FEATURES, crib_table
+from .card_features import FEATURE_NAMES, N_CARD_FEATURES, PEG_POINTS_SCALE, crib_table
 
 _COUNT_SCALE = float(COUNT_SCALE)
 _MAX_SEQUENCE = MAX_SEQUENCE
@@ -163,7 +163,7 @@ def _play_features(out, line, n_seq, count, unseen, opp_cards, legal):
                     if reply > 0:
                         scoring += rank_count[r]
         p = scoring / n_unseen
-        out[c, _PEG_POINTS] = pts / 4.0
+        out[c, _PEG_POINTS] = pts / PEG_POINTS_SCALE
         out[c, _NEW_COUNT] = new_count / _COUNT_SCALE
         out[c, _LEAVES_5_21] = 1.0 if ten_card_scores_at(new_count) else 0.0
         out[c, _REPLY_MEAN] = total_reply / n_unseen / 2.0

@@ -287,9 +287,11 @@ def _first_line(err: BaseException) -> str:
     return text.splitlines()[0] if text else "no detail"
 
 
-def _same_network(meta: dict[str, Any], arch: str, arch_kwargs: dict[str, Any]) -> bool:
+def _same_network(meta: dict[str, Any], arch: str, arch_kwargs: dict[str, Any],
+                  widening: bool = False) -> bool:
     """Whether ``meta`` describes the weights of ``arch`` with ``arch_kwargs`` (defaults filled
-    in; ``prior`` is left out: it only sets the initial weights)."""
+    in; ``prior`` is left out: it only sets the initial weights). ``widening``: or those of the
+    same network without the inputs ``need`` adds, which ``agents.networks.widen_into`` loads."""
     theirs = meta.get("arch_kwargs")
     if meta.get("arch") != arch or not isinstance(theirs, dict) or arch not in ARCHITECTURES:
         return False
@@ -300,6 +302,8 @@ def _same_network(meta: dict[str, Any], arch: str, arch_kwargs: dict[str, Any]) 
     def full(kwargs: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in {**defaults, **kwargs}.items() if k != "prior"}
 
+    if widening and not full(theirs).get("need"):
+        return full({**theirs, "need": 0}) == full({**arch_kwargs, "need": 0})
     return full(theirs) == full(arch_kwargs)
 
 
@@ -320,11 +324,11 @@ def check_init_from(path: str | Path, arch: str, arch_kwargs: dict[str, Any],
             f"{field}: {folder} is a pool of networks (its logits the mean of theirs), whose "
             f"weights no one network can take: name one of its members (its {META_FILE} lists "
             f"them under 'pool')")
-    if not _same_network(meta, arch, arch_kwargs):
+    if not _same_network(meta, arch, arch_kwargs, widening=True):
         raise CheckpointError(
             f"{field}: {folder} holds a {meta.get('arch')!r} network with "
             f"{meta.get('arch_kwargs')}, but policy asks for {arch!r} with {arch_kwargs}: "
-            f"{field} needs the same architecture and sizes")
+            f"{field} needs the same architecture and sizes (policy.need may be added)")
     return folder
 
 

@@ -18,7 +18,7 @@ from crib_env.cards import MAX_VALUE, N_CARDS, N_RANKS, N_SUITS, RANK, SUIT, VAL
 from crib_env.observation import MAX_SEQUENCE, OBS_SIZE, SCORE_SCALE, SLICES
 
 from .afterstate import AfterstateNet
-from .card_features import FEATURE_NAMES, N_CARD_FEATURES, card_features
+from .card_features import FEATURE_NAMES, N_CARD_FEATURES, PEG_POINTS_SCALE, card_features
 from .card_features_kernels import card_features_batch
 
 ACTION_N = N_CARDS
@@ -80,20 +80,31 @@ class CardNet(nn.Module):
     ``attention`` > 0 adds that many self-attention blocks over the known cards' tokens before the
     pools: a card's logit can then depend on the other cards one by one (the pair it keeps back,
     the card that makes a run with it), which the pooled context only sums up.
+
+    ``need`` > 0 gives the context each player's points to go as ``need`` steps (step k: within k
+    points of the target) and, with features, each token whether the card pegs out now. From the
+    scores alone (each over ``SCORE_SCALE``) one point to go is a difference of 0.008, while near
+    the end of the game one point decides. These inputs come last, so a network without them
+    widens into one with them by zero weights for the new inputs (``widen_into``): the same
+    function, to fit from.
     """
 
     def __init__(self, features: bool = True, hidden: int = 64, context: int = 128,
-                 embed: int = 16, prior: bool = False, attention: int = 0) -> None:
+                 embed: int = 16, prior: bool = False, attention: int = 0, need: int = 0) -> None:
         super().__init__()
         self.features = features
+        self.need = need
         n_feat = N_CARD_FEATURES if features else 0
+        n_pegs_out = 1 if need and features else 0
         self.register_buffer("rank_id", torch.tensor(RANK, dtype=torch.long), persistent=False)
         self.register_buffer("suit_id", torch.tensor(SUIT, dtype=torch.long), persistent=False)
         self.register_buffer("value", torch.tensor(VALUE, dtype=torch.float32) / MAX_VALUE,
                              persistent=False)
         self.rank_embed = nn.Embedding(N_RANKS, embed)
         self.suit_embed = nn.Embedding(N_SUITS, embed)
-        token_in = len(CARD_SETS) + MAX_SEQUENCE + 1 + 2 * embed + 1 + n_feat
+        token_in = len(CARD_SETS) + MAX_SEQUENCE + 1 + 2 * embed + 1 + n_feat + n_pegs_out
+        self.register_buffer("steps", torch.arange(1, need + 1, dtype=torch.float32),
+                             persistent=False)
         self.token = nn.Sequential(nn.Linear(token_in, hidden), nn.ReLU(),
                                    nn.Linear(hidden, hidden), nn.ReLU())
         self.blocks = nn.ModuleList(
@@ -101,7 +112,7 @@ class CardNet(nn.Module):
                                        dropout=0.0, batch_first=True, norm_first=True)
             for _ in range(attention))
         n_scalar = sum(SLICES[name].stop - SLICES[name].start for name in SCALAR_SLICES)
-        self.context = nn.Sequential(nn.Linear(n_scalar + 4 * hidden, context), nn.ReLU(),
+        self.context = nn.Sequential(nn.Linear(n_scalar + 4 * hidden + 2 * need, context), nn.ReLU(),
                                      nn.Linear(context, context), nn.ReLU())
         # The logit MLP's first layer over [token, context], split in two so the context half is
         # computed once per row instead of once per card.
@@ -147,6 +158,11 @@ class CardNet(nn.Module):
         if self.features:
             feats = _take_cards(x[:, OBS_SIZE:].reshape(batch, N_CARDS, N_CARD_FEATURES), slot)
             parts.append(feats)
+        if self.need:
+            to_go = points_to_go(obs)  # (B, 2): own, opponent's
+            if feats is not None:
+                pegged = feats[..., _PEG_POINTS:_PEG_POINTS + 1] * PEG_POINTS_SCALE
+                parts.append((pegged >= to_go[:, None, :1] - 0.5).to(feats.dtype))
         tokens = self.token(torch.cat(parts, dim=2))  # (B, K, H)
         if len(self.blocks):
             ignore = unseen[..., 0] > 0.5  # padding slots of rows with fewer known cards
@@ -161,7 +177,10 @@ class CardNet(nn.Module):
         pools = [pool(sets[..., 0]), pool(in_seq), pool(sets[..., 3] + sets[..., 4]),
                  pool(sets[..., 1] + sets[..., 2])]
         scalars = torch.cat([obs[:, SLICES[name]] for name in SCALAR_SLICES], dim=1)
-        ctx = self.context(torch.cat([scalars, *pools], dim=1))
+        extra = []
+        if self.need:
+            extra = [(to_go[:, :, None] <= self.steps + 0.5).flatten(1).to(scalars.dtype)]
+        ctx = self.context(torch.cat([scalars, *pools, *extra], dim=1))
         hidden = torch.relu(self.logit_token(tokens) + self.logit_context(ctx)[:, None, :])
         known_logits = self.logit_out(hidden).squeeze(2)
         if feats is not None:
@@ -237,6 +256,16 @@ _DISCARD_PHASE = SLICES["phase"].start
 _SCORES, _TARGET = SLICES["scores"].start, SLICES["target"].start
 
 
+_PEG_POINTS = FEATURE_NAMES.index("peg_points")
+
+
+def points_to_go(obs: torch.Tensor) -> torch.Tensor:
+    """(B, 2): the points each player (the row's own, then the opponent) still needs to win, from
+    the observation's scores and target (each over ``SCORE_SCALE``)."""
+    short = obs[:, _TARGET:_TARGET + 1] - obs[:, _SCORES:_SCORES + 2]
+    return torch.round(short * SCORE_SCALE)
+
+
 def near_the_end(x: torch.Tensor, need: int) -> torch.Tensor:
     """(B, 1): whether either player is within ``need`` points of the target in each input row
     (the observation's scores and target, each over ``SCORE_SCALE``)."""
@@ -292,7 +321,7 @@ def check_pool(features: Any, members: Any, weights: Any, discard_weights: Any =
 
 #: architecture name -> (class, allowed keyword arguments); the only classes a checkpoint may name
 ARCHITECTURES: dict[str, tuple[type[nn.Module], tuple[str, ...]]] = {
-    "cards": (CardNet, ("features", "hidden", "context", "embed", "prior", "attention")),
+    "cards": (CardNet, ("features", "hidden", "context", "embed", "prior", "attention", "need")),
     "mlp": (MlpNet, ("features", "hidden", "layers")),
     "afterstate": (AfterstateNet, ("features", "hidden", "layers")),
     "pool": (LogitPool, ("features", "members", "weights", "discard_weights", "endgame_weights",
@@ -302,9 +331,10 @@ ARCHITECTURES: dict[str, tuple[type[nn.Module], tuple[str, ...]]] = {
 
 #: the largest value each size keyword may take (the shipped networks use at most 256 wide and 3
 #: layers): a checkpoint's ``meta.json`` asking for more is refused before anything is allocated
-MAX_SIZES = {"hidden": 4096, "context": 4096, "embed": 1024, "layers": 16, "attention": 16}
-#: the smallest: ``attention`` may be 0 (no attention blocks), the others need at least 1
-MIN_SIZES = {"hidden": 1, "context": 1, "embed": 1, "layers": 1, "attention": 0}
+MAX_SIZES = {"hidden": 4096, "context": 4096, "embed": 1024, "layers": 16, "attention": 16,
+             "need": 121}
+#: the smallest: ``attention`` and ``need`` may be 0 (none), the others need at least 1
+MIN_SIZES = {"hidden": 1, "context": 1, "embed": 1, "layers": 1, "attention": 0, "need": 0}
 
 
 def check_sizes(kwargs: dict[str, Any]) -> None:
@@ -320,6 +350,28 @@ def check_sizes(kwargs: dict[str, Any]) -> None:
             continue  # a pool's: check_pool
         elif not isinstance(value, bool):  # features, prior
             raise ValueError(f"{name} must be true or false, got {value!r}")
+
+
+def widen_into(network: nn.Module, state: dict[str, torch.Tensor]) -> None:
+    """Load ``state``, the weights of a network like ``network`` but with fewer inputs (a
+    ``CardNet`` without ``need``), into ``network``: each tensor into the leading part of its
+    wider one, the rest zero, so the wider network computes what the narrower one did. Raises
+    ``ValueError`` naming the first tensor that is missing or larger than its place."""
+    own = network.state_dict()
+    if set(own) != set(state):
+        raise ValueError(f"the weights name other tensors than the network's: "
+                         f"{sorted(set(own) ^ set(state))[:3]}")
+    widened = {}
+    for name, place in own.items():
+        theirs = state[name]
+        if theirs.dim() != place.dim() or any(
+                a > b for a, b in zip(theirs.shape, place.shape, strict=True)):
+            raise ValueError(f"{name}: weights of shape {tuple(theirs.shape)} do not fit in "
+                             f"{tuple(place.shape)}")
+        tensor = torch.zeros_like(place)
+        tensor[tuple(slice(0, n) for n in theirs.shape)] = theirs
+        widened[name] = tensor
+    network.load_state_dict(widened)
 
 
 def build_network(arch: str, **kwargs: Any) -> nn.Module:

@@ -14,7 +14,7 @@ from agents.base import RandomAgent
 from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
 from agents.learned import load_learned_agent
-from crib_env.observation import OBS_SIZE, SLICES
+from crib_env.observation import OBS_SIZE, SCORE_SCALE, SLICES
 from training.algos.distill import teacher_targets
 from training.algos.distill_recording import (
     CHUNK_GAMES,
@@ -26,7 +26,7 @@ from training.algos.distill_recording import (
 )
 from training.config_file import parse_config
 from training.eval_plans import game_plan
-from training.eval_play import play_game
+from training.eval_play import Opening, play_game
 from training.train import train
 
 
@@ -287,3 +287,43 @@ def test_a_recording_too_large_for_memory_is_refused_before_loading(tmp_path: Pa
     monkeypatch.setattr(distill_recording, "available_memory", lambda: 1000)
     with pytest.raises(ValueError, match="3 decisions, about .* GiB to load"):  # before loading
         distill_recording.load_recordings([(rec, 1)])
+
+
+def _points_to_go(obs: np.ndarray) -> np.ndarray:
+    """The leader's points to go in each recorded observation."""
+    scores = obs[:, SLICES["scores"]] * SCORE_SCALE
+    return np.rint(obs[:, SLICES["target"].start] * SCORE_SCALE - scores.max(axis=1))
+
+
+def test_an_opening_hands_over_at_the_first_deal_within_its_need() -> None:
+    """With an opening, greedy plays both seats until a deal starts with a player within 30
+    points of the target: every recorded decision is within 30 points, the first of each game
+    at a deal's start (six cards in hand), and the game goes on to its end."""
+    whole = record_chunk("standard", "greedy", seed=3, number=0, games=4)
+    assert _points_to_go(whole["obs"]).max() > 100
+    end = record_chunk("standard", "greedy", seed=3, number=0, games=4, opening=("greedy", 30))
+    to_go = _points_to_go(end["obs"])
+    assert to_go.max() <= 30 and 0 < len(end["cards"]) < len(whole["cards"]) / 2
+    recorder = RecordingAgent(GreedyAgent())
+    game = play_game(recorder, RandomAgent(seed=1), game_plan(5, 0),
+                     opening=Opening(GreedyAgent(), 30))
+    assert game.is_over and len(game.records) > 3  # the opening played the first deals
+    first = np.asarray(recorder.obs[:1])
+    assert first[0, SLICES["hand"]].sum() == 6 and _points_to_go(first)[0] <= 30
+    again = record_chunk("standard", "greedy", seed=3, number=0, games=4, opening=("greedy", 30))
+    assert np.array_equal(end["cards"], again["cards"])
+
+
+def test_a_recording_with_an_opening_is_another_recording(tmp_path: Path) -> None:
+    out = tmp_path / "rec"
+    assert record(out, "standard", ["greedy"], 1, seed=1, progress=False, games=2,
+                  opening=("greedy", 20)) == 0
+    spec = json.loads((out / "recording.json").read_text())
+    assert spec["opening"] == {"agent": "greedy", "need": 20}
+    with pytest.raises(ValueError, match="holds a recording of"):
+        record(out, "standard", ["greedy"], 1, seed=1, progress=False, games=2)
+    with pytest.raises(ValueError, match="holds a recording of"):
+        record(out, "standard", ["greedy"], 1, seed=1, progress=False, games=2,
+               opening=("greedy", 30))
+    with pytest.raises(ValueError, match="the rollouts teacher records whole games"):
+        record_chunk("rollouts", "greedy", seed=1, number=0, games=1, opening=("greedy", 30))

@@ -240,3 +240,85 @@ def test_attention_config_errors():
         PolicyConfig(arch="mlp", attention=1)
     with pytest.raises(ValueError, match="multiple of the 4 attention heads"):
         PolicyConfig(attention=1, hidden=30)
+
+
+def _inputs_of(module: torch.nn.Module, net: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """What ``module`` (a layer of ``net``) is given when ``net`` reads ``x``."""
+    seen = []
+    handle = module.register_forward_hook(lambda _m, args, _out: seen.append(args[0]))
+    with torch.no_grad():
+        net(x)
+    handle.remove()
+    return seen[0]
+
+
+def test_need_gives_the_points_to_go_as_steps_and_the_card_that_pegs_out():
+    """With ``need`` the context reads each player's points to go as steps (within 1, 2, 3 ...
+    points of the target) and each token whether its card pegs out now: here pone, 2 to go, can
+    pair the dealer's 5 for 2 and win, while the 6 and 7 score nothing."""
+    from agents.networks import network_input, points_to_go
+
+    game = deal("TC 5D 9H 2S KC KD", "5C AD 3H 4S 6C 7C", "QH", dealer=1)
+    for card in parse_cards("KC KD 6C 7C 5D"):  # both throw; pone leads the 5
+        game.step(card)
+    game.scores = [114, 119]  # player 1 (to play) needs 2, player 0 needs 7
+    mask = game.legal_mask()
+    x = torch.from_numpy(network_input(encode(game, 1), mask, True))[None]
+    assert points_to_go(x).tolist() == [[2.0, 7.0]]
+    net = build_network("cards", features=True, hidden=16, context=16, embed=4, need=3)
+    steps = _inputs_of(net.context[0], net, x)[0, -6:]
+    assert steps.tolist() == [0, 1, 1, 0, 0, 0]  # own: within 2 and 3; the opponent's 7: none
+    tokens = _inputs_of(net.token[0], net, x)[0]
+    pegs_out = tokens[:, -1]
+    assert pegs_out.sum() == 1  # the 5 alone: 2 points for the pair, 2 to go
+    game.scores = [114, 118]  # 3 to go: the pair no longer wins
+    x = torch.from_numpy(network_input(encode(game, 1), mask, True))[None]
+    assert _inputs_of(net.token[0], net, x)[0, :, -1].sum() == 0
+    assert _inputs_of(net.context[0], net, x)[0, -6:].tolist() == [0, 0, 1, 0, 0, 0]
+
+
+def test_a_network_widened_by_need_computes_what_it_did():
+    """``widen_into`` puts a network's weights into the same network with ``need``: zero weights
+    for the new inputs, so the same logits and value; weights that do not fit are refused by
+    name."""
+    from agents.networks import network_input_batch, widen_into
+    from crib_env.vector import CribbageVectorEnv
+
+    env = CribbageVectorEnv(16, opponent="random")
+    obs, info = env.reset(seed=5)
+    masks, rows = info["action_mask"], []
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        rows.append(network_input_batch(obs, masks, True))
+        obs, _, _, _, _ = env.step(np.argmax(np.where(masks > 0, rng.random(masks.shape), -1), 1))
+        masks = env.action_masks()
+    x = torch.from_numpy(np.concatenate(rows))
+    kwargs = {"features": True, "hidden": 16, "context": 16, "embed": 4, "attention": 1}
+    torch.manual_seed(0)
+    narrow = build_network("cards", **kwargs).eval()
+    wide = build_network("cards", need=31, **kwargs).eval()
+    widen_into(wide, narrow.state_dict())
+    with torch.no_grad():
+        assert torch.allclose(wide(x), narrow(x), atol=1e-5)
+    with pytest.raises(ValueError, match=r"token.0.weight: weights of shape \(16, 36\) do not "
+                                         r"fit in \(16, 35\)"):
+        widen_into(narrow, wide.state_dict())
+
+
+def test_init_from_may_add_need_but_not_drop_it(tmp_path):
+    from agents.checkpoint import CheckpointError, check_init_from, save_checkpoint
+    from training.config import PolicyConfig
+
+    kwargs = {"features": True, "hidden": 16, "context": 16, "embed": 4}
+    save_checkpoint(tmp_path / "narrow", build_network("cards", **kwargs), "cards", kwargs, {})
+    save_checkpoint(tmp_path / "wide", build_network("cards", need=5, **kwargs), "cards",
+                    {**kwargs, "need": 5}, {})
+    check_init_from(tmp_path / "narrow", "cards", {**kwargs, "need": 5})
+    with pytest.raises(CheckpointError, match="policy.need may be added"):
+        check_init_from(tmp_path / "wide", "cards", kwargs)
+    with pytest.raises(CheckpointError, match="policy.need may be added"):
+        check_init_from(tmp_path / "narrow", "cards", {**kwargs, "hidden": 32, "need": 5})
+    assert PolicyConfig(need=31).arch_kwargs()["need"] == 31
+    assert "need" not in PolicyConfig().arch_kwargs()
+    with pytest.raises(ValueError, match="only arch 'cards' reads the points to go"):
+        PolicyConfig(arch="mlp", need=31)

@@ -76,6 +76,9 @@ class PolicyConfig(_Section):
                                            "from a rule of thumb (agents.networks.CardNet)")
     attention: int = Field(0, ge=0, le=8, description="cards only: self-attention blocks over "
                                                       "the known cards' tokens")
+    need: int = Field(0, ge=0, le=121, description=(
+        "cards only: each player's points to go as this many steps, and whether a card pegs out "
+        "now (agents.networks.CardNet); init_from may name the same network without them"))
 
     def arch_kwargs(self) -> dict[str, Any]:
         if self.arch == "cards":
@@ -85,6 +88,8 @@ class PolicyConfig(_Section):
                 kwargs["prior"] = True
             if self.attention:
                 kwargs["attention"] = self.attention
+            if self.need:
+                kwargs["need"] = self.need
             return kwargs
         return {"features": self.features, "hidden": self.hidden, "layers": self.layers}
 
@@ -93,6 +98,9 @@ class PolicyConfig(_Section):
         if self.arch == "afterstate" and (self.features or self.prior):
             raise ValueError("arch 'afterstate' reads the observation only: set features: false "
                              "and prior: false")
+        if self.need and self.arch != "cards":
+            raise ValueError(f"policy.need: only arch 'cards' reads the points to go, not "
+                             f"{self.arch!r}")
         if self.attention:
             from agents.networks import ATTENTION_HEADS  # torch: only for a config that needs it
 
@@ -174,6 +182,11 @@ class DistillConfig(_Section):
         "finished recordings (folders, each as a distillation run wrote it) whose decisions are "
         "learned from beside this run's own; their held-out chunks stay held out"))
     workers: int = Field(1, ge=1, le=64, description="processes recording games")
+    opening: str | None = Field(None, description=(
+        "an agent that plays both seats until a deal starts with either player within "
+        "distill.opening_need points of the target: only the end of each game is recorded "
+        "(not with the rollouts teacher)"))
+    opening_need: int = Field(30, ge=1, le=120, description="see distill.opening")
 
     @field_validator("also_from")
     @classmethod

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.base import Agent
-from crib_env.game import DEFAULT_TARGET, Game
+from crib_env.game import DEFAULT_TARGET, HAND_SIZE, Game, Phase
 from crib_env.observation import encode
 
 from .batch_play import play_games
@@ -48,18 +48,40 @@ def check_count(option: str, value: Any) -> None:
         raise ValueError(f"{option} must be a positive whole number, got {value!r}")
 
 
+@dataclass(frozen=True)
+class Opening:
+    """The first part of a game played by ``agent`` in both seats: it hands the game to the two
+    players at the first deal that starts with either of them within ``need`` points of the
+    target (a recording of the end of the game alone, ``distill.opening``)."""
+
+    agent: Agent
+    need: int
+
+    def over(self, game: Game) -> bool:
+        """Whether the game has come to the deal where the players take over."""
+        return (game.phase == Phase.DISCARD and all(len(h) == HAND_SIZE for h in game.hands)
+                and game.target - max(game.scores) <= self.need)
+
+
 def play_game(agent: Agent, opponent: Agent, plan: GamePlan,
-              target: int = DEFAULT_TARGET, clock: list[list[float]] | None = None) -> Game:
+              target: int = DEFAULT_TARGET, clock: list[list[float]] | None = None,
+              opening: Opening | None = None) -> Game:
     """Reset both agents and play one game to the end as ``plan`` says; returns the finished game
     (its ``records`` hold the cards dealt, discards and points of every deal). ``clock``, if
     given, gets each side's seconds spent choosing and decisions made: ``[[agent seconds, agent
-    decisions], [opponent seconds, opponent decisions]]``, added to what it holds."""
+    decisions], [opponent seconds, opponent decisions]]``, added to what it holds. ``opening``:
+    its agent plays both seats until it hands the game over, and the two players play the rest
+    (their decisions alone reach ``clock``)."""
     players: list[Agent] = [opponent, opponent]
     players[plan.agent_seat] = agent
     for player in {id(p): p for p in players}.values():
         player.reset()
     game = Game(target=target, seed=plan.game_seed, first_dealer=plan.first_dealer,
                 deals=plan.deals)
+    if opening is not None:
+        opening.agent.reset()
+        while not game.is_over and not opening.over(game):
+            game.step(int(opening.agent.act(encode(game, game.to_move), game.legal_mask())))
     while not game.is_over:
         seat = game.to_move
         mask = game.legal_mask()

@@ -29,6 +29,9 @@ def check_named_agents(cfg: RunConfig) -> None:
 
         teacher = cfg.distill.teacher
         if is_rollout_teacher(teacher):  # not an agent: its network is what must load
+            if cfg.distill.opening:
+                raise ValueError("distill.opening: the rollouts teacher records whole games; "
+                                 "leave distill.opening unset")
             try:
                 settings = RolloutSettings.parse(teacher)
             except ValueError as err:
@@ -36,6 +39,8 @@ def check_named_agents(cfg: RunConfig) -> None:
             named.append(("distill.teacher's net", settings.net))
         else:
             named.append(("distill.teacher", teacher))
+        if cfg.distill.opening:
+            named.append(("distill.opening", cfg.distill.opening))
     for field, spec in named:
         try:
             make_agent(spec, seed=0)

@@ -18,7 +18,8 @@ import numpy as np
 
 from .ray_backend import RETRIES, checkpoint_files, cluster_cpus, connect, materialize
 
-Job = tuple[str, str, int, int, int]  # teacher, opponent, seed, chunk number, games
+#: teacher, opponent, seed, chunk number, games, opening (its agent and need, or None)
+Job = tuple[str, str, int, int, int, tuple[str, int] | None]
 
 
 def _search_network(spec: str) -> tuple[str, str] | None:
@@ -48,14 +49,17 @@ def shipped_files(spec: str) -> dict[str, bytes] | None:
 
 def _record_shipped(record_chunk: Callable[..., dict[str, np.ndarray]], job: Job,
                     teacher_files: dict[str, bytes] | None,
-                    opponent_files: dict[str, bytes] | None) -> dict[str, np.ndarray]:
-    teacher, opponent, seed, number, games = job
+                    opponent_files: dict[str, bytes] | None,
+                    opening_files: dict[str, bytes] | None = None) -> dict[str, np.ndarray]:
+    teacher, opponent, seed, number, games, opening = job
     if teacher_files is not None:
         folder = materialize(teacher_files)
         teacher = _with_network(teacher, folder) if _search_network(teacher) else folder
     if opponent_files is not None:
         opponent = materialize(opponent_files)
-    return record_chunk(teacher, opponent, seed, number, games)
+    if opening is not None and opening_files is not None:
+        opening = (materialize(opening_files), opening[1])
+    return record_chunk(teacher, opponent, seed, number, games, opening)
 
 
 def record_on_ray(record_chunk: Callable[..., dict[str, np.ndarray]], jobs: Iterator[Job],
@@ -85,7 +89,9 @@ def record_on_ray(record_chunk: Callable[..., dict[str, np.ndarray]], jobs: Iter
                 job = next(jobs, None)
                 if job is None:
                     break
-                running[task.remote(record_chunk, job, ship(job[0]), ship(job[1]))] = job[3]
+                opening = None if job[5] is None else ship(job[5][0])
+                running[task.remote(record_chunk, job, ship(job[0]), ship(job[1]),
+                                    opening)] = job[3]
             if not running:
                 break
             done, _ = ray.wait(list(running), num_returns=1)

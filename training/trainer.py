@@ -38,6 +38,7 @@ from agents.checkpoint import (
 )
 from agents.files import append_line
 from agents.learned import LearnedAgent
+from agents.networks import widen_into
 
 from .config import RunConfig
 from .interrupt import StopOnSignal
@@ -149,7 +150,7 @@ class Trainer(ABC):
             self._restore(self.run_dir / "latest")
         elif self.cfg.init_from:
             net, _ = load_network(self.cfg.init_from)
-            self.network.load_state_dict(net.state_dict())
+            widen_into(self.network, net.state_dict())  # check_init_from: it fits
 
     def _restore(self, folder: Path) -> None:
         meta, optimizer, rng = load_training_state(folder)

@@ -226,7 +226,8 @@ class DistillTrainer(Trainer):
                                  f"to 0")
         missing = record(self.recording, d.teacher, opponents, d.chunks, cfg.seed,
                          workers=d.workers, progress=cfg.train.progress_bar,
-                         should_stop=lambda: self.stopping, games=d.chunk_games, ray=d.ray)
+                         should_stop=lambda: self.stopping, games=d.chunk_games, ray=d.ray,
+                         opening=(d.opening, d.opening_need) if d.opening else None)
         self.start_weights()
         self.logger = self.tensorboard()
         if missing:  # stopped while recording: train() saves step 0 and the run resumes here

@@ -33,7 +33,7 @@ from crib_env.cards import N_CARDS
 from crib_env.observation import OBS_SIZE, pack, unpack
 
 from ..eval_plans import derive_seed, game_plan
-from ..eval_play import build_agent, play_game
+from ..eval_play import Opening, build_agent, play_game
 
 CHUNK_GAMES = 25
 CHUNK_PATTERN = "chunk_{:05d}.npz"
@@ -87,19 +87,26 @@ def rotation(opponents: Sequence[tuple[str, float]]) -> list[str]:
 
 
 def record_chunk(teacher: str, opponent: str, seed: int, number: int,
-                 games: int = CHUNK_GAMES) -> dict[str, np.ndarray]:
+                 games: int = CHUNK_GAMES,
+                 opening: tuple[str, int] | None = None) -> dict[str, np.ndarray]:
     """The teacher's decisions in the ``games`` games of chunk ``number`` (a rollout teacher's:
-    ``rollout_teacher.record_rollout_chunk``)."""
+    ``rollout_teacher.record_rollout_chunk``). ``opening``: (agent, need): that agent plays both
+    seats until a deal starts with either player within ``need`` points of the target, and only
+    the rest of each game is recorded (``eval_play.Opening``)."""
     from .rollout_teacher import is_rollout_teacher, record_rollout_chunk
 
     if is_rollout_teacher(teacher):
+        if opening is not None:
+            raise ValueError("distill.opening: the rollouts teacher records whole games")
         return record_rollout_chunk(teacher, opponent, seed, number, games)
     started = time.perf_counter()
     chunk_seed = derive_seed(seed, "distill", number)
     recorder = RecordingAgent(build_agent(teacher, seed=derive_seed(chunk_seed, "teacher")))
     rival = build_agent(opponent, seed=derive_seed(chunk_seed, "opponent"))
+    start = None if opening is None else Opening(
+        build_agent(opening[0], seed=derive_seed(chunk_seed, "opening")), opening[1])
     for index in range(games):
-        play_game(recorder, rival, game_plan(chunk_seed, index))
+        play_game(recorder, rival, game_plan(chunk_seed, index), opening=start)
     return {"obs": np.asarray(recorder.obs, dtype=np.float32).reshape(-1, OBS_SIZE),
             "masks": np.asarray(recorder.masks, dtype=np.int8).reshape(-1, N_CARDS),
             "cards": np.asarray(recorder.cards, dtype=np.int16),
@@ -141,21 +148,25 @@ def _check_spec(folder: Path, spec: dict[str, Any]) -> None:
 def record(folder: Path, teacher: str, opponents: Sequence[str], chunks: int, seed: int,
            workers: int = 1, progress: bool = True,
            should_stop: Callable[[], bool] = lambda: False, games: int = CHUNK_GAMES,
-           ray: str | None = None) -> int:
+           ray: str | None = None, opening: tuple[str, int] | None = None) -> int:
     """Record chunks ``0..chunks-1`` that are not in ``folder`` yet; returns how many are still
     missing (0 unless ``should_stop`` ended the recording early). ``ray``: record them as Ray
-    tasks on that cluster (``training.ray_record``) instead of ``workers`` local processes."""
+    tasks on that cluster (``training.ray_record``) instead of ``workers`` local processes.
+    ``opening``: see ``record_chunk``."""
     from tqdm import tqdm
 
     folder.mkdir(parents=True, exist_ok=True)
-    _check_spec(folder, {"teacher": teacher, "opponents": list(opponents), "seed": seed,
-                         "chunk_games": games})
+    spec = {"teacher": teacher, "opponents": list(opponents), "seed": seed, "chunk_games": games}
+    if opening is not None:  # (a recording of whole games keeps the spec it always had)
+        spec["opening"] = {"agent": opening[0], "need": opening[1]}
+    _check_spec(folder, spec)
     todo = [k for k in range(chunks) if not (folder / CHUNK_PATTERN.format(k)).exists()]
     if not todo:
         return 0
     bar = tqdm(total=len(todo), unit="chunk", disable=not progress, dynamic_ncols=True,
                desc=f"recording {teacher} ({games} games a chunk)")
-    jobs = iter([(teacher, opponents[k % len(opponents)], seed, k, games) for k in todo])
+    jobs = iter([(teacher, opponents[k % len(opponents)], seed, k, games, opening)
+                 for k in todo])
 
     def write(number: int, data: dict[str, np.ndarray]) -> None:
         atomic_write(folder / CHUNK_PATTERN.format(number),
