@@ -30,6 +30,15 @@ from .pegging import Board
 ENDGAME_NEED = 30
 WIN_TIE = 1e-3  # win chances closer than this are a tie, broken by expected net points
 
+
+@njit(cache=True)
+def near_the_end(own_to_go, opp_to_go, need):
+    """Whether either player is within ``need`` points of the target, given the points each still
+    needs: where the board, not the points, decides. The one test of the expert, standard (also
+    compiled), the search, pools (``agents.networks.near_the_end``, its tensor form) and
+    recordings that start near the end."""
+    return min(own_to_go, opp_to_go) <= need
+
 # Per-deal points by role: how many of 23,972 completed deals of standard vs standard (3,000 games,
 # bench/deal_points.py --games 3000) scored 0, 1, 2 ... points.
 # Pegging includes go and last card; the dealer's crib includes his heels.
@@ -225,7 +234,7 @@ def choose_discard(table: DiscardTable, board: Board, already: tuple[int, ...] =
     in ``already`` are considered."""
     allowed = [i for i in net_order(table, board.dealer)
                if set(already) <= set(table.discard(i))]
-    if min(board.need_own, board.need_opp) > ENDGAME_NEED:
+    if not near_the_end(board.need_own, board.need_opp, ENDGAME_NEED):
         return allowed[0]
     chances = discard_win_chances(table, board)
     best = max(chances[i] for i in allowed)

@@ -37,7 +37,7 @@ import numpy as np
 from crib_env.observation import ObservationView
 
 from .analysis import DiscardTable, net_order
-from .endgame import ENDGAME_NEED, choose_discard
+from .endgame import ENDGAME_NEED, choose_discard, near_the_end
 from .pegging import Board, best_card, tactic_values
 from .rollout import POLICY_TACTICS, OpponentPlays, keep_pegging, rollout_values
 from .standard import StandardAgent
@@ -98,7 +98,7 @@ class ExpertAgent(StandardAgent):
     def _simulated_discard(self, table: DiscardTable, board: Board) -> int:
         """Index of the discard to make: near the end the standard's choice for the win, else the
         best net value plus simulated pegging margin among the options close to the best net."""
-        if min(board.need_own, board.need_opp) <= ENDGAME_NEED:
+        if near_the_end(board.need_own, board.need_opp, ENDGAME_NEED):
             return choose_discard(table, board)
         order = net_order(table, board.dealer)
         net = table.hand_points.mean(axis=1) + (1 if board.dealer else -1) * table.crib

@@ -268,7 +268,8 @@ def points_to_go(obs: torch.Tensor) -> torch.Tensor:
 
 def near_the_end(x: torch.Tensor, need: int) -> torch.Tensor:
     """(B, 1): whether either player is within ``need`` points of the target in each input row
-    (the observation's scores and target, each over ``SCORE_SCALE``)."""
+    (the observation's scores and target, each over ``SCORE_SCALE``): the tensor form of
+    ``agents.endgame.near_the_end``."""
     ahead = torch.maximum(x[:, _SCORES], x[:, _SCORES + 1])
     short = (x[:, _TARGET] - ahead) * SCORE_SCALE
     return (short < need + 0.5).unsqueeze(1)  # the half point absorbs float rounding

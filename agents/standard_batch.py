@@ -29,7 +29,7 @@ from .batch_obs import (
     phase_of,
     target_of,
 )
-from .endgame import ENDGAME_NEED, WIN_TIE, win_chances_by_discard
+from .endgame import ENDGAME_NEED, WIN_TIE, near_the_end, win_chances_by_discard
 from .pegging_batch import SEQ_ROOM, best_play
 
 _N_CARDS = N_CARDS
@@ -85,7 +85,7 @@ def best_discard(row, win_table):
     dealer = is_dealer(row)
     order = discard_order(hand_points, crib, dealer)
     own, opp, target = own_score(row), opp_score(row), target_of(row)
-    endgame = min(target - own, target - opp) <= ENDGAME_NEED
+    endgame = near_the_end(target - own, target - opp, ENDGAME_NEED)
     chances = (win_chances_by_discard(hand_points, crib, dealer, own, opp, target, win_table)
                if endgame else np.zeros(0))
     choice = _choose(order, chances, endgame, six, np.int64(0))

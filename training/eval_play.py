@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.base import Agent
+from agents.endgame import near_the_end
 from crib_env.game import DEFAULT_TARGET, HAND_SIZE, Game, Phase
 from crib_env.observation import encode
 
@@ -60,7 +61,8 @@ class Opening:
     def over(self, game: Game) -> bool:
         """Whether the game has come to the deal where the players take over."""
         return (game.phase == Phase.DISCARD and all(len(h) == HAND_SIZE for h in game.hands)
-                and game.target - max(game.scores) <= self.need)
+                and near_the_end(game.target - game.scores[0], game.target - game.scores[1],
+                                 self.need))
 
 
 def play_game(agent: Agent, opponent: Agent, plan: GamePlan,

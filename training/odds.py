@@ -60,10 +60,10 @@ def endgame_cell(table: WinOdds, score: int, opponent_score: int) -> bool:
     """True where the standard agent plays for the win (either side within
     ``agents.endgame.ENDGAME_NEED`` of the target) and the undecided cell comes from neutral play,
     so it is an approximation for that agent (measured in BENCHMARKS.md)."""
-    from agents.endgame import ENDGAME_NEED
+    from agents.endgame import ENDGAME_NEED, near_the_end
 
-    need = min(table.target - score, table.target - opponent_score)
-    return 0 < need <= ENDGAME_NEED
+    own, opp = table.target - score, table.target - opponent_score
+    return min(own, opp) > 0 and near_the_end(own, opp, ENDGAME_NEED)
 
 
 def odds_report(table: WinOdds, score: int, opponent_score: int, dealer: bool) -> dict:

@@ -46,7 +46,7 @@ from crib_env.game import DISCARDS_PER_PLAYER, KEEP_SIZE, Phase
 from crib_env.observation import decode
 
 from ..base import legal_cards
-from ..endgame import ENDGAME_NEED, win_table
+from ..endgame import ENDGAME_NEED, near_the_end, win_table
 from ..learned import LearnedAgent, legal_argmax, legal_softmax
 from ..opponent_model import EXACT_TABLES, MODEL_TABLES, OpponentPlays, opponent_cards
 from ..rollout import play_position
@@ -355,7 +355,8 @@ class ChampionSearchAgent:
 
 def _near_the_end(view, need: int) -> bool:
     """Whether either player is within ``need`` points of the target (always with 0)."""
-    return need == 0 or view.target - max(view.own_score, view.opp_score) <= need
+    return need == 0 or near_the_end(view.target - view.own_score, view.target - view.opp_score,
+                                     need)
 
 
 def load_search_agent(path: str | Path, settings: SearchSettings | None = None,
