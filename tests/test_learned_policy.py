@@ -169,21 +169,28 @@ def _all_tokens_forward(net, x: torch.Tensor) -> torch.Tensor:
     return torch.cat([logits, net.value_head(ctx)], dim=1)
 
 
-@pytest.mark.parametrize("features", [True, False])
-def test_card_network_over_known_cards_equals_all_52_tokens(features):
+def _random_play_rows(envs: int, seed: int, turns: int, features: bool = True,
+                      rng_seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Input rows and legal masks of ``turns`` turns of ``envs`` games played at random (whole
+    deals: discards, play, every count and sequence length)."""
     from agents.networks import network_input_batch
     from crib_env.vector import CribbageVectorEnv
 
-    env = CribbageVectorEnv(64, opponent="random")
-    obs, info = env.reset(seed=11)
+    env = CribbageVectorEnv(envs, opponent="random")
+    obs, info = env.reset(seed=seed)
     masks, rows, legal = info["action_mask"], [], []
-    rng = np.random.default_rng(0)
-    for _ in range(60):  # whole deals: discards, play, every count and sequence length
+    rng = np.random.default_rng(rng_seed)
+    for _ in range(turns):
         rows.append(network_input_batch(obs, masks, features))
         legal.append(masks.astype(bool))
         obs, _, _, _, _ = env.step(np.argmax(np.where(masks > 0, rng.random(masks.shape), -1), 1))
         masks = env.action_masks()
-    x, legal = torch.from_numpy(np.concatenate(rows)), torch.from_numpy(np.concatenate(legal))
+    return torch.from_numpy(np.concatenate(rows)), torch.from_numpy(np.concatenate(legal))
+
+
+@pytest.mark.parametrize("features", [True, False])
+def test_card_network_over_known_cards_equals_all_52_tokens(features):
+    x, legal = _random_play_rows(64, seed=11, turns=60, features=features)
     torch.manual_seed(0)
     net = build_network("cards", features=features, prior=features)
     with torch.no_grad():
@@ -209,18 +216,7 @@ def test_card_network_over_known_cards_equals_all_52_tokens(features):
 def test_attention_blocks_see_each_rows_known_cards_only():
     """With attention, a row's logits and value are the same alone and in a batch whose rows
     know more cards (their extra slots are padding the row must not attend to)."""
-    from agents.networks import network_input_batch
-    from crib_env.vector import CribbageVectorEnv
-
-    env = CribbageVectorEnv(16, opponent="random")
-    obs, info = env.reset(seed=3)
-    masks, rows = info["action_mask"], []
-    rng = np.random.default_rng(0)
-    for _ in range(30):
-        rows.append(network_input_batch(obs, masks, True))
-        obs, _, _, _, _ = env.step(np.argmax(np.where(masks > 0, rng.random(masks.shape), -1), 1))
-        masks = env.action_masks()
-    x = torch.from_numpy(np.concatenate(rows))
+    x, _ = _random_play_rows(16, seed=3, turns=30)
     torch.manual_seed(0)
     net = build_network("cards", features=True, hidden=32, context=32, attention=2).eval()
     assert len(net.blocks) == 2
@@ -281,18 +277,9 @@ def test_a_network_widened_by_need_computes_what_it_did():
     """``widen_into`` puts a network's weights into the same network with ``need``: zero weights
     for the new inputs, so the same logits and value; weights that do not fit are refused by
     name."""
-    from agents.networks import network_input_batch, widen_into
-    from crib_env.vector import CribbageVectorEnv
+    from agents.networks import widen_into
 
-    env = CribbageVectorEnv(16, opponent="random")
-    obs, info = env.reset(seed=5)
-    masks, rows = info["action_mask"], []
-    rng = np.random.default_rng(1)
-    for _ in range(30):
-        rows.append(network_input_batch(obs, masks, True))
-        obs, _, _, _, _ = env.step(np.argmax(np.where(masks > 0, rng.random(masks.shape), -1), 1))
-        masks = env.action_masks()
-    x = torch.from_numpy(np.concatenate(rows))
+    x, _ = _random_play_rows(16, seed=5, turns=30, rng_seed=1)
     kwargs = {"features": True, "hidden": 16, "context": 16, "embed": 4, "attention": 1}
     torch.manual_seed(0)
     narrow = build_network("cards", **kwargs).eval()
