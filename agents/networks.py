@@ -254,8 +254,6 @@ class LogitPool(nn.Module):
 #: the input row's column that is 1 in the discard phase (the observation comes first)
 _DISCARD_PHASE = SLICES["phase"].start
 _SCORES, _TARGET = SLICES["scores"].start, SLICES["target"].start
-
-
 _PEG_POINTS = FEATURE_NAMES.index("peg_points")
 
 
@@ -263,16 +261,14 @@ def points_to_go(obs: torch.Tensor) -> torch.Tensor:
     """(B, 2): the points each player (the row's own, then the opponent) still needs to win, from
     the observation's scores and target (each over ``SCORE_SCALE``)."""
     short = obs[:, _TARGET:_TARGET + 1] - obs[:, _SCORES:_SCORES + 2]
-    return torch.round(short * SCORE_SCALE)
+    return torch.round(short * SCORE_SCALE)  # whole points: the scaled scores are not exact
 
 
 def near_the_end(x: torch.Tensor, need: int) -> torch.Tensor:
     """(B, 1): whether either player is within ``need`` points of the target in each input row
     (the observation's scores and target, each over ``SCORE_SCALE``): the tensor form of
     ``agents.endgame.near_the_end``."""
-    ahead = torch.maximum(x[:, _SCORES], x[:, _SCORES + 1])
-    short = (x[:, _TARGET] - ahead) * SCORE_SCALE
-    return (short < need + 0.5).unsqueeze(1)  # the half point absorbs float rounding
+    return points_to_go(x).amin(dim=1, keepdim=True) <= need
 
 
 def _shares(weights: list[float]) -> list[float]:
