@@ -327,3 +327,18 @@ def test_a_recording_with_an_opening_is_another_recording(tmp_path: Path) -> Non
                opening=("greedy", 30))
     with pytest.raises(ValueError, match="the rollouts teacher records whole games"):
         record_chunk("rollouts", "greedy", seed=1, number=0, games=1, opening=("greedy", 30))
+
+
+def test_a_bad_opening_is_refused_before_anything_is_recorded(tmp_path: Path) -> None:
+    base = distill_config(tmp_path)
+    bad = parse_config({**base, "distill": {**base["distill"], "opening": "nosuchagent"}})
+    with pytest.raises(ValueError, match="distill.opening: .*nosuchagent"):
+        train(bad, output_dir=tmp_path / "runs")
+    rollouts = parse_config({**base, "distill": {**base["distill"], "opening": "greedy",
+                                                "teacher": "rollouts"}})
+    with pytest.raises(ValueError, match="distill.opening: the rollouts teacher records whole"):
+        train(rollouts, output_dir=tmp_path / "runs")
+    assert not (tmp_path / "rec").exists() and not list((tmp_path / "runs").glob("*"))
+    with pytest.raises(ValueError, match="opening_need"):
+        parse_config({**base, "distill": {**base["distill"], "opening": "greedy",
+                                          "opening_need": 0}})
