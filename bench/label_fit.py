@@ -5,7 +5,7 @@ the end of the game), the valued decisions of the training chunks are fitted by 
 against the teacher's card (Adam, minibatches of 256), starting from a checkpoint (with
 ``--need``, widened by ``agents.networks.widen_into``). After each epoch: how often the network
 lays the teacher's card and its regret by the teacher's values (the best value less that of its
-card), on the training decisions and on the held-out chunks' (``HELD_OUT_EVERY``). A learner
+card), on the training decisions and on the held-out chunks' (``rollout_gain.valued_decisions``). A learner
 that the labels can teach rises on both; one that memorises rises on the first alone.
 
     PYTHONPATH=. python bench/label_fit.py RECORDING --start NET --need 31 --lr 3e-4 --epochs 6
@@ -26,27 +26,19 @@ from agents.checkpoint import load_network
 from agents.networks import build_network, network_input_batch, widen_into
 from agents.registry import network_path
 from training.algos.distill import legal_logits
-from training.algos.distill_recording import HELD_OUT_EVERY, chunk_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import cpu_model  # noqa: E402
+from rollout_gain import valued_decisions  # noqa: E402
 
 
 def valued(folder: Path, held_out: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
                                                    np.ndarray]:
     """Input rows, masks, cards and values of the valued decisions of the training (or held-out)
     chunks."""
-    parts = []
-    for number, path in chunk_files(folder).items():
-        if (number % HELD_OUT_EVERY == 0) != held_out:
-            continue
-        with np.load(path) as data:
-            keep = ~np.isnan(data["margins"]).all(axis=1)
-            parts.append([data[k][keep] for k in ("obs", "masks", "cards", "margins")])
-    obs, masks, cards, values = (np.concatenate(column) for column in zip(*parts, strict=True))
+    obs, masks, cards, values = valued_decisions(folder, held_out)
     return (torch.from_numpy(network_input_batch(obs, masks, True)),
-            torch.from_numpy(masks.astype(np.int8)), torch.from_numpy(cards.astype(np.int64)),
-            values)
+            torch.from_numpy(masks.astype(np.int8)), torch.from_numpy(cards), values)
 
 
 def main() -> None:

@@ -31,17 +31,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import cpu_model  # noqa: E402
 
 
-def held_out_valued(folder: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Observations, masks, recorded cards and values of the held-out chunks' valued decisions."""
+def valued_decisions(folder: Path, held_out: bool = True
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Observations, masks, recorded cards and values of the valued decisions of the held-out
+    chunks (or, with ``held_out`` false, of the training chunks)."""
     parts = []
     for number, path in chunk_files(folder).items():
-        if number % HELD_OUT_EVERY:
+        if (number % HELD_OUT_EVERY == 0) != held_out:
             continue
         with np.load(path) as data:
             valued = ~np.isnan(data["margins"]).all(axis=1)
             parts.append([data[k][valued] for k in ("obs", "masks", "cards", "margins")])
     if not parts:
-        raise SystemExit(f"{folder}: no held-out chunk (chunk 0, {HELD_OUT_EVERY}, ...)")
+        raise SystemExit(f"{folder}: no {'held-out' if held_out else 'training'} chunk "
+                         f"(held out: chunk 0, {HELD_OUT_EVERY}, ...)")
     obs, masks, cards, values = (np.concatenate(column) for column in zip(*parts, strict=True))
     return obs, masks, cards.astype(np.int64), values
 
@@ -52,7 +55,7 @@ def main() -> None:
     parser.add_argument("networks", nargs="+", help="checkpoint paths (or champion)")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    obs, masks, cards, values = held_out_valued(args.recording)
+    obs, masks, cards, values = valued_decisions(args.recording)
     rows = np.arange(len(cards))
     recorded = values[rows, cards]
     print(f"# {args.recording}: {len(cards):,} held-out valued decisions; CPU {cpu_model()}, "
