@@ -4,7 +4,9 @@ A rollouts recording holds, for every play decision of its network with a choice
 win after each legal card with the rest of the real deal played out. On the held-out chunks
 (every ``HELD_OUT_EVERY``-th, never learned from), each network given here lays its own card from
 the recorded observation; the table gives how often that differs from the recorded network's card
-and the mean value of its card minus the value of the recorded card, with its standard error.
+and the mean value of its card minus the value of the recorded card, with its standard error,
+and that gain less the first network's, with the standard error of the paired difference (two
+networks that lay the same card on most decisions differ far less than their errors apart say).
 The recorded deal is the real one, so this mean is an unbiased estimate of what laying the
 network's card instead gains per decision (in chance to win) when the rest of the deal is played
 as the rollouts play it: one step of policy improvement, measured on deals no fit has seen.
@@ -60,13 +62,20 @@ def main() -> None:
     recorded = values[rows, cards]
     print(f"# {args.recording}: {len(cards):,} held-out valued decisions; CPU {cpu_model()}, "
           f"load {os.getloadavg()[0]:.1f}")
-    print("| network | cards changed | gain per decision (chance to win) |")
-    print("|---|---|---|")
+    print(f"| network | cards changed | gain per decision (chance to win) | less {args.networks[0]}'s |")
+    print("|---|---|---|---|")
+    first = None
     for name in args.networks:
         chosen = network_cards(load_learned_agent(network_path(name)), obs, masks)
         gain = values[rows, chosen] - recorded
-        print(f"| {name} | {np.mean(chosen != cards):.1%} | {gain.mean():+.5f} "
-              f"(± {gain.std(ddof=1) / np.sqrt(len(gain)):.5f}) |")
+        first = gain if first is None else first
+        print(f"| {name} | {np.mean(chosen != cards):.1%} | {mean_and_error(gain)} "
+              f"| {mean_and_error(gain - first)} |")
+
+
+def mean_and_error(x: np.ndarray) -> str:
+    """``+mean (± standard error)`` of per-decision values."""
+    return f"{x.mean():+.5f} (± {x.std(ddof=1) / np.sqrt(len(x)):.5f})"
 
 
 if __name__ == "__main__":
