@@ -17,7 +17,6 @@ the target (``training.eval_play.Opening``), so the end of the game comes sooner
 from __future__ import annotations
 
 import argparse
-import copy
 import os
 import sys
 from pathlib import Path
@@ -31,6 +30,7 @@ from crib_env.game import Phase
 from crib_env.observation import decode
 from training.eval_plans import game_plan
 from training.eval_play import Opening, play_game
+from training.per_row import copy_with_seed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import cpu_model  # noqa: E402
@@ -48,10 +48,7 @@ class Twinned:
         self.search.reset()
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        twin = copy.copy(self.search)  # the network is shared; the game's memory is copied
-        twin.history = copy.deepcopy(self.search.history)
-        twin.styles = copy.deepcopy(self.search.styles)
-        twin.rng = np.random.default_rng(int(self.rng.integers(2**31 - 1)))
+        twin = copy_with_seed(self.search, int(self.rng.integers(2**31 - 1)))
         card = int(self.search.act(observation, action_mask))
         values = self.search.last_values
         if values and decode(observation).phase == Phase.PLAY:
