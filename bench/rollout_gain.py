@@ -11,7 +11,10 @@ The recorded deal is the real one, so this mean is an unbiased estimate of what 
 network's card instead gains per decision (in chance to win) when the rest of the deal is played
 as the rollouts play it: one step of policy improvement, measured on deals no fit has seen.
 
-    PYTHONPATH=. python bench/rollout_gain.py RECORDING NETWORK [NETWORK ...]
+    PYTHONPATH=. python bench/rollout_gain.py RECORDING NETWORK [NETWORK ...] [--need N]
+
+``--need N`` keeps the decisions taken with either player within N points of the target alone
+(``agents.endgame.near_the_end``): the end of the game.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from agents.endgame import near_the_end
 from agents.learned import load_learned_agent
 from agents.registry import network_path
 from training.algos.distill import network_cards
@@ -31,6 +35,14 @@ from training.algos.distill_recording import HELD_OUT_EVERY, chunk_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import cpu_model  # noqa: E402
+
+from crib_env.observation import SCORE_SCALE, SLICES  # noqa: E402
+
+
+def near_end_rows(obs: np.ndarray, need: int) -> np.ndarray:
+    """Which recorded observations have either player within ``need`` points of the target."""
+    to_go = np.round((obs[:, SLICES["target"]] - obs[:, SLICES["scores"]]) * SCORE_SCALE)
+    return np.array([near_the_end(int(own), int(opp), need) for own, opp in to_go], dtype=bool)
 
 
 def valued_decisions(folder: Path, held_out: bool = True
@@ -55,12 +67,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("recording", type=Path)
     parser.add_argument("networks", nargs="+", help="checkpoint paths (or champion)")
+    parser.add_argument("--need", type=int, default=0,
+                        help="only decisions with either player within this many points (0: all)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     obs, masks, cards, values = valued_decisions(args.recording)
+    if args.need:
+        near = near_end_rows(obs, args.need)
+        obs, masks, cards, values = obs[near], masks[near], cards[near], values[near]
     rows = np.arange(len(cards))
     recorded = values[rows, cards]
-    print(f"# {args.recording}: {len(cards):,} held-out valued decisions; CPU {cpu_model()}, "
+    where = f" within {args.need} points of the target" if args.need else ""
+    print(f"# {args.recording}: {len(cards):,} held-out valued decisions{where}; CPU {cpu_model()}, "
           f"load {os.getloadavg()[0]:.1f}")
     print(f"| network | cards changed | gain per decision (chance to win) | less {args.networks[0]}'s |")
     print("|---|---|---|---|")

@@ -13,7 +13,7 @@ from agents.learned import load_learned_agent
 from agents.registry import CHAMPION_PATH
 from crib_env import fast
 from crib_env.game import Game, Phase
-from crib_env.observation import SLICES
+from crib_env.observation import SCORE_SCALE, SLICES
 from training.algos.distill import advantage_losses, imitation_step, legal_logits
 from training.algos.rollout_teacher import (
     RolloutSettings,
@@ -164,6 +164,23 @@ def test_a_chunk_is_a_function_of_seed_and_number_and_values_every_legal_card_of
     agent = load_learned_agent(CHAMPION_PATH)
     assert np.array_equal(agent.act_batch(first["obs"], first["masks"]), cards)
 
+
+
+def test_need_keeps_and_values_only_the_decisions_near_the_end():
+    full = record_rollout_chunk("rollouts:net=champion", "standard", seed=5, number=0, games=6)
+    near = record_rollout_chunk("rollouts:net=champion,need=40", "standard", seed=5, number=0,
+                                games=6)
+    to_go = np.round((full["obs"][:, SLICES["target"]] - full["obs"][:, SLICES["scores"]])
+                     * SCORE_SCALE).min(axis=1)
+    ending = to_go <= 40
+    assert 0 < ending.sum() < len(ending)  # the games pass through both parts
+    # the same games (the rollouts do not change the real game's cards): the near-end decisions
+    assert np.array_equal(near["obs"], full["obs"][ending])
+    assert np.array_equal(near["cards"], full["cards"][ending])
+    playing = near["obs"][:, SLICES["phase"]][:, 0] < 0.5
+    assert (~np.isnan(near["margins"][playing]) == (near["masks"][playing] > 0)).all()
+    with pytest.raises(ValueError, match="need"):
+        RolloutSettings.parse("rollouts:need=-1")
 
 def _play_start(seed: int, scores: tuple[int, int] = (0, 0)) -> np.ndarray:
     """A single-deal row at the start of the play, both players' throws made at random."""

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agents.endgame import near_the_end
 from agents.search.discard import card_values
 from crib_env import fast
 from crib_env.cards import N_CARDS, RANK
@@ -53,21 +54,27 @@ ROLLOUT_TEACHER = "rollouts"
 
 @dataclass(frozen=True)
 class RolloutSettings:
-    """``rollouts:net=PATH,temperature=T,opponent=WHO,throws=K,plays=1``: the network (a
+    """``rollouts:net=PATH,temperature=T,opponent=WHO,throws=K,plays=1,need=N``: the network (a
     checkpoint path, or ``champion``); who lays the opponent's cards in the play's rollouts:
     ``net``, the network, drawing from its softmax at ``temperature``, or ``rival``, the agent the
     game is played against, so the values are those against that opponent's own play. A rival
     with memory (the expert) is continued in each rollout from a copy of the game's own, its
     memory of the deal included. ``throws``: cuts per throw when valuing the discards (0: not
-    valued); ``plays``: whether the play's cards are valued."""
+    valued); ``plays``: whether the play's cards are valued; ``need``: only the decisions taken
+    with either player within ``need`` points of the target are kept and valued (the end of the
+    game, as ``agents.endgame.near_the_end`` and a pool's end-game members judge it; 0: all)."""
 
     net: str = "champion"
     temperature: float = 1.0
     opponent: str = "net"
     throws: int = 0
     plays: bool = True
+    need: int = 0
 
     def __post_init__(self) -> None:
+        if self.need < 0:
+            raise ValueError(f"{ROLLOUT_TEACHER}: need (points to go) must be 0 or more, got "
+                             f"{self.need}")
         if self.throws < 0:
             raise ValueError(f"{ROLLOUT_TEACHER}: throws (cuts per throw) must be 0 or more, got "
                              f"{self.throws}")
@@ -208,7 +215,7 @@ class RolloutRecorder:
     def __init__(self, agent, agent_seats: np.ndarray, wins: np.ndarray,
                  rng: np.random.Generator, temperature: float, rival=None,
                  cuts_per_throw: int = 0, value_plays: bool = True,
-                 throw_rng: np.random.Generator | None = None) -> None:
+                 throw_rng: np.random.Generator | None = None, need: int = 0) -> None:
         self.agent = agent
         self.rival = rival
         self.agent_seats = agent_seats
@@ -218,6 +225,7 @@ class RolloutRecorder:
         self.cuts_per_throw = cuts_per_throw
         self.value_plays = value_plays
         self.throw_rng = throw_rng if throw_rng is not None else np.random.default_rng(0)
+        self.need = need
         self.obs: list[np.ndarray] = []
         self.masks: list[np.ndarray] = []
         self.cards: list[np.ndarray] = []
@@ -231,6 +239,10 @@ class RolloutRecorder:
             self._value_throws(S, live)
         mine = S[live, fast.TO_MOVE] == self.agent_seats[live]
         keep = mine & (masks.sum(axis=1) > 1)
+        if self.need:
+            to_go = S[live, fast.TARGET, None] - S[live, fast.SCORE:fast.SCORE + 2]
+            keep &= np.array([near_the_end(own, opp, self.need) for own, opp in to_go.tolist()],
+                             dtype=bool)
         if not keep.any():
             return
         rows = live[keep]
@@ -320,7 +332,8 @@ def record_rollout_chunk(teacher: str, opponent: str, seed: int, number: int,
                                np.random.default_rng(derive_seed(chunk_seed, "rollouts")),
                                settings.temperature, in_rollouts, settings.throws,
                                settings.plays,
-                               np.random.default_rng(derive_seed(chunk_seed, "throws")))
+                               np.random.default_rng(derive_seed(chunk_seed, "throws")),
+                               settings.need)
     play_games(agent, rival, plans, on_turn=recorder)
 
     def joined(parts: list[np.ndarray], width: int | None, dtype) -> np.ndarray:
