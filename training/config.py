@@ -185,7 +185,7 @@ class DistillConfig(_Section):
     opening: str | None = Field(None, description=(
         "an agent that plays both seats until a deal starts with either player within "
         "distill.opening_need points of the target: only the end of each game is recorded "
-        "(not with the rollouts teacher)"))
+        "(not with the rollouts teacher, which keeps the end alone with rollouts:need=N)"))
     opening_need: int = Field(30, ge=1, le=120, description="see distill.opening")
 
     @field_validator("also_from")
