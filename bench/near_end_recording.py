@@ -1,7 +1,8 @@
 """The end of the game of a recording: a copy of its chunks that keeps only the decisions taken
-with either player within ``--need`` points of the target (``agents.endgame.near_the_end``, the
-test ``rollouts:need=N`` records by), so a fit can learn them beside a recording made with
-``need`` (``distill.also_from``). Chunk numbers are kept, so the same chunks stay held out.
+with either player within ``--need`` points of the target (``agents.networks.near_the_end``, the
+tensor form of the test ``rollouts:need=N`` records by), so a fit can learn them beside a
+recording made with ``need`` (``distill.also_from``). Chunk numbers are kept, so the same chunks
+stay held out.
 
     PYTHONPATH=. python bench/near_end_recording.py SOURCE DEST --need 30 [--chunks 50]
 """
@@ -29,7 +30,7 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, help="the first this many chunks (default: all)")
     args = parser.parse_args()
     chunks = chunk_files(args.source)
-    numbers = sorted(chunks)[:args.chunks] if args.chunks else sorted(chunks)
+    numbers = sorted(chunks)[:args.chunks]
     args.dest.mkdir(parents=True, exist_ok=False)
     spec = json.loads((args.source / SPEC_FILE).read_text(encoding="utf-8"))
     spec["near_end_of"] = {"recording": str(args.source), "need": args.need}

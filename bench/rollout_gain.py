@@ -14,7 +14,7 @@ as the rollouts play it: one step of policy improvement, measured on deals no fi
     PYTHONPATH=. python bench/rollout_gain.py RECORDING NETWORK [NETWORK ...] [--need N]
 
 ``--need N`` keeps the decisions taken with either player within N points of the target alone
-(``agents.endgame.near_the_end``): the end of the game.
+(``agents.networks.near_the_end``): the end of the game.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.endgame import near_the_end
 from agents.learned import load_learned_agent
+from agents.networks import near_the_end
 from agents.registry import network_path
 from training.algos.distill import network_cards
 from training.algos.distill_recording import HELD_OUT_EVERY, chunk_files
@@ -36,13 +36,11 @@ from training.algos.distill_recording import HELD_OUT_EVERY, chunk_files
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import cpu_model  # noqa: E402
 
-from crib_env.observation import SCORE_SCALE, SLICES  # noqa: E402
-
 
 def near_end_rows(obs: np.ndarray, need: int) -> np.ndarray:
-    """Which recorded observations have either player within ``need`` points of the target."""
-    to_go = np.round((obs[:, SLICES["target"]] - obs[:, SLICES["scores"]]) * SCORE_SCALE)
-    return np.array([near_the_end(int(own), int(opp), need) for own, opp in to_go], dtype=bool)
+    """Which recorded observations have either player within ``need`` points of the target (the
+    test a pool's end-game members are chosen by)."""
+    return near_the_end(torch.from_numpy(obs), need)[:, 0].numpy()
 
 
 def valued_decisions(folder: Path, held_out: bool = True

@@ -165,7 +165,6 @@ def test_a_chunk_is_a_function_of_seed_and_number_and_values_every_legal_card_of
     assert np.array_equal(agent.act_batch(first["obs"], first["masks"]), cards)
 
 
-
 def test_need_keeps_and_values_only_the_decisions_near_the_end():
     full = record_rollout_chunk("rollouts:net=champion", "standard", seed=5, number=0, games=6)
     near = record_rollout_chunk("rollouts:net=champion,need=40", "standard", seed=5, number=0,
@@ -181,6 +180,7 @@ def test_need_keeps_and_values_only_the_decisions_near_the_end():
     assert (~np.isnan(near["margins"][playing]) == (near["masks"][playing] > 0)).all()
     with pytest.raises(ValueError, match="need"):
         RolloutSettings.parse("rollouts:need=-1")
+
 
 def _play_start(seed: int, scores: tuple[int, int] = (0, 0)) -> np.ndarray:
     """A single-deal row at the start of the play, both players' throws made at random."""
