@@ -20,6 +20,7 @@ from crib_env.observation import MAX_SEQUENCE, OBS_SIZE, SCORE_SCALE, SLICES
 from .afterstate import AfterstateNet
 from .card_features import FEATURE_NAMES, N_CARD_FEATURES, PEG_POINTS_SCALE, card_features
 from .card_features_kernels import card_features_batch
+from .reader import RANK_OF_CARD, HandReader
 
 ACTION_N = N_CARDS
 OUTPUT_SIZE = ACTION_N + 1  # 52 logits, then the value
@@ -87,13 +88,24 @@ class CardNet(nn.Module):
     the end of the game one point decides. These inputs come last, so a network without them
     widens into one with them by zero weights for the new inputs (``widen_into``): the same
     function, to fit from.
+
+    ``reader`` holds a frozen ``agents.reader.HandReader`` and gives the context, after the points
+    to go, how many of each rank the opponent is expected to hold (its chances summed by rank):
+    what the opponent's plays say about its hand, learned from the hidden cards of many games,
+    which the policy's own labels are too few to teach. Widening adds these inputs the same way
+    (the reader's weights come from its own file).
     """
 
     def __init__(self, features: bool = True, hidden: int = 64, context: int = 128,
-                 embed: int = 16, prior: bool = False, attention: int = 0, need: int = 0) -> None:
+                 embed: int = 16, prior: bool = False, attention: int = 0, need: int = 0,
+                 reader: bool = False) -> None:
         super().__init__()
         self.features = features
         self.need = need
+        # Fitted apart on games' hidden cards and frozen: the policy's fits must not unlearn it.
+        self.reader = HandReader().requires_grad_(False) if reader else None
+        if reader:
+            self.register_buffer("rank_of_card", RANK_OF_CARD.clone(), persistent=False)
         n_feat = N_CARD_FEATURES if features else 0
         n_pegs_out = 1 if need and features else 0
         self.register_buffer("rank_id", torch.tensor(RANK, dtype=torch.long), persistent=False)
@@ -112,7 +124,9 @@ class CardNet(nn.Module):
                                        dropout=0.0, batch_first=True, norm_first=True)
             for _ in range(attention))
         n_scalar = sum(SLICES[name].stop - SLICES[name].start for name in SCALAR_SLICES)
-        self.context = nn.Sequential(nn.Linear(n_scalar + 4 * hidden + 2 * need, context), nn.ReLU(),
+        n_read = N_RANKS if reader else 0
+        self.context = nn.Sequential(nn.Linear(n_scalar + 4 * hidden + 2 * need + n_read, context),
+                                     nn.ReLU(),
                                      nn.Linear(context, context), nn.ReLU())
         # The logit MLP's first layer over [token, context], split in two so the context half is
         # computed once per row instead of once per card.
@@ -180,6 +194,8 @@ class CardNet(nn.Module):
         extra = []
         if self.need:
             extra = [(to_go[:, :, None] <= self.steps + 0.5).flatten(1).to(scalars.dtype)]
+        if self.reader is not None:  # how many of each rank the opponent is expected to hold
+            extra.append(self.reader.probabilities(obs) @ self.rank_of_card)
         ctx = self.context(torch.cat([scalars, *pools, *extra], dim=1))
         hidden = torch.relu(self.logit_token(tokens) + self.logit_context(ctx)[:, None, :])
         known_logits = self.logit_out(hidden).squeeze(2)
@@ -318,7 +334,8 @@ def check_pool(features: Any, members: Any, weights: Any, discard_weights: Any =
 
 #: architecture name -> (class, allowed keyword arguments); the only classes a checkpoint may name
 ARCHITECTURES: dict[str, tuple[type[nn.Module], tuple[str, ...]]] = {
-    "cards": (CardNet, ("features", "hidden", "context", "embed", "prior", "attention", "need")),
+    "cards": (CardNet, ("features", "hidden", "context", "embed", "prior", "attention", "need",
+                        "reader")),
     "mlp": (MlpNet, ("features", "hidden", "layers")),
     "afterstate": (AfterstateNet, ("features", "hidden", "layers")),
     "pool": (LogitPool, ("features", "members", "weights", "discard_weights", "endgame_weights",

@@ -301,9 +301,9 @@ def test_init_from_may_add_need_but_not_drop_it(tmp_path):
     save_checkpoint(tmp_path / "wide", build_network("cards", need=5, **kwargs), "cards",
                     {**kwargs, "need": 5}, {})
     check_init_from(tmp_path / "narrow", "cards", {**kwargs, "need": 5})
-    with pytest.raises(CheckpointError, match="policy.need may be added"):
+    with pytest.raises(CheckpointError, match="policy.need and policy.reader may be added"):
         check_init_from(tmp_path / "wide", "cards", kwargs)
-    with pytest.raises(CheckpointError, match="policy.need may be added"):
+    with pytest.raises(CheckpointError, match="policy.need and policy.reader may be added"):
         check_init_from(tmp_path / "narrow", "cards", {**kwargs, "hidden": 32, "need": 5})
     assert PolicyConfig(need=31).arch_kwargs()["need"] == 31
     assert "need" not in PolicyConfig().arch_kwargs()

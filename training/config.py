@@ -79,6 +79,10 @@ class PolicyConfig(_Section):
     need: int = Field(0, ge=0, le=121, description=(
         "cards only: each player's points to go as this many steps, and whether a card pegs out "
         "now (agents.networks.CardNet); init_from may name the same network without them"))
+    reader: str | None = Field(None, description=(
+        "cards only: a hand reader's folder (python -m training.hand_reader fit): the network reads "
+        "how many of each rank the opponent is expected to hold (agents.reader), the reader "
+        "frozen; init_from may name the same network without it"))
 
     def arch_kwargs(self) -> dict[str, Any]:
         if self.arch == "cards":
@@ -90,6 +94,8 @@ class PolicyConfig(_Section):
                 kwargs["attention"] = self.attention
             if self.need:
                 kwargs["need"] = self.need
+            if self.reader:
+                kwargs["reader"] = True
             return kwargs
         return {"features": self.features, "hidden": self.hidden, "layers": self.layers}
 
@@ -98,6 +104,13 @@ class PolicyConfig(_Section):
         if self.arch == "afterstate" and (self.features or self.prior):
             raise ValueError("arch 'afterstate' reads the observation only: set features: false "
                              "and prior: false")
+        if self.reader:
+            from agents.reader import load_reader_state  # torch: only for a config that needs it
+
+            if self.arch != "cards":
+                raise ValueError(f"policy.reader: only arch 'cards' reads a hand reader, not "
+                                 f"{self.arch!r}")
+            load_reader_state(self.reader)  # refused here, before any work, if it is not one
         if self.need and self.arch != "cards":
             raise ValueError(f"policy.need: only arch 'cards' reads the points to go, not "
                              f"{self.arch!r}")

@@ -39,6 +39,7 @@ from agents.checkpoint import (
 from agents.files import append_line
 from agents.learned import LearnedAgent
 from agents.networks import widen_into
+from agents.reader import load_reader_state
 
 from .config import RunConfig
 from .interrupt import StopOnSignal
@@ -148,9 +149,17 @@ class Trainer(ABC):
     def start_weights(self) -> None:
         if self.resume:
             self._restore(self.run_dir / "latest")
-        elif self.cfg.init_from:
+            return
+        reader = self.cfg.policy.reader
+        reader_state = {f"reader.{k}": v for k, v in load_reader_state(reader).items()} \
+            if reader else {}
+        if self.cfg.init_from:
             net, _ = load_network(self.cfg.init_from)
-            widen_into(self.network, net.state_dict())  # check_init_from: it fits
+            state = {k: v for k, v in net.state_dict().items() if not k.startswith("reader.")}
+            widen_into(self.network, {**state, **reader_state})  # check_init_from: it fits
+        elif reader_state:
+            self.network.reader.load_state_dict(
+                {k.removeprefix("reader."): v for k, v in reader_state.items()})
 
     def _restore(self, folder: Path) -> None:
         meta, optimizer, rng = load_training_state(folder)
