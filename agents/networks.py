@@ -15,12 +15,14 @@ import torch
 from torch import nn
 
 from crib_env.cards import MAX_VALUE, N_CARDS, N_RANKS, N_SUITS, RANK, SUIT, VALUE
-from crib_env.observation import MAX_SEQUENCE, OBS_SIZE, SCORE_SCALE, SLICES
+from crib_env.game import Phase
+from crib_env.observation import COUNT_SCALE, MAX_SEQUENCE, OBS_SIZE, SCORE_SCALE, SLICES
+from crib_env.rules import count_after, count_restarts, fifteen_points, fits, thirty_one_points
 
 from .afterstate import AfterstateNet
 from .card_features import FEATURE_NAMES, N_CARD_FEATURES, PEG_POINTS_SCALE, card_features
 from .card_features_kernels import card_features_batch
-from .reader import RANK_OF_CARD, HandReader
+from .reader import RANK_OF_CARD, VALUE_OF_CARD, HandReader
 
 ACTION_N = N_CARDS
 OUTPUT_SIZE = ACTION_N + 1  # 52 logits, then the value
@@ -89,11 +91,13 @@ class CardNet(nn.Module):
     widens into one with them by zero weights for the new inputs (``widen_into``): the same
     function, to fit from.
 
-    ``reader`` holds a frozen ``agents.reader.HandReader`` and gives the context, after the points
-    to go, how many of each rank the opponent is expected to hold (its chances summed by rank):
-    what the opponent's plays say about its hand, learned from the hidden cards of many games,
-    which the policy's own labels are too few to teach. Widening adds these inputs the same way
-    (the reader's weights come from its own file).
+    ``reader`` holds a frozen ``agents.reader.HandReader``: what the opponent's plays say about its
+    hand, learned from the hidden cards of many games, which the policy's own labels are too few
+    to teach. The context gets, after the points to go, how many of each rank the opponent is
+    expected to hold (the reader's chances summed by rank), and each legal card of the play, last
+    in its token, how many of the opponent's cards are expected to pair it, make fifteen after it
+    and make 31 after it (``READ_REPLIES``). Widening adds these inputs the same way (the
+    reader's weights come from its own file).
     """
 
     def __init__(self, features: bool = True, hidden: int = 64, context: int = 128,
@@ -103,9 +107,15 @@ class CardNet(nn.Module):
         self.features = features
         self.need = need
         # Fitted apart on games' hidden cards and frozen: the policy's fits must not unlearn it.
+        if reader and not features:
+            raise ValueError("reader: the reading of each legal card needs features: true")
         self.reader = HandReader().requires_grad_(False) if reader else None
         if reader:
             self.register_buffer("rank_of_card", RANK_OF_CARD.clone(), persistent=False)
+            self.register_buffer("value_of_card", VALUE_OF_CARD.clone(), persistent=False)
+            self.register_buffer("value_id", torch.tensor(VALUE, dtype=torch.long),
+                                 persistent=False)
+            self.register_buffer("reply_table", reply_table(), persistent=False)
         n_feat = N_CARD_FEATURES if features else 0
         n_pegs_out = 1 if need and features else 0
         self.register_buffer("rank_id", torch.tensor(RANK, dtype=torch.long), persistent=False)
@@ -114,7 +124,8 @@ class CardNet(nn.Module):
                              persistent=False)
         self.rank_embed = nn.Embedding(N_RANKS, embed)
         self.suit_embed = nn.Embedding(N_SUITS, embed)
-        token_in = len(CARD_SETS) + MAX_SEQUENCE + 1 + 2 * embed + 1 + n_feat + n_pegs_out
+        token_in = (len(CARD_SETS) + MAX_SEQUENCE + 1 + 2 * embed + 1 + n_feat + n_pegs_out
+                    + (len(READ_REPLIES) if reader else 0))
         self.register_buffer("steps", torch.arange(1, need + 1, dtype=torch.float32),
                              persistent=False)
         self.token = nn.Sequential(nn.Linear(token_in, hidden), nn.ReLU(),
@@ -177,6 +188,10 @@ class CardNet(nn.Module):
             if feats is not None:
                 pegged = feats[..., _PEG_POINTS:_PEG_POINTS + 1] * PEG_POINTS_SCALE
                 parts.append((pegged >= to_go[:, None, :1] - 0.5).to(feats.dtype))
+        if self.reader is not None:
+            probs = self.reader.probabilities(obs)
+            by_rank = probs @ self.rank_of_card  # (B, 13): the opponent's expected ranks
+            parts.append(self._read_replies(obs, feats, slot, by_rank, probs @ self.value_of_card))
         tokens = self.token(torch.cat(parts, dim=2))  # (B, K, H)
         if len(self.blocks):
             ignore = unseen[..., 0] > 0.5  # padding slots of rows with fewer known cards
@@ -194,8 +209,8 @@ class CardNet(nn.Module):
         extra = []
         if self.need:
             extra = [(to_go[:, :, None] <= self.steps + 0.5).flatten(1).to(scalars.dtype)]
-        if self.reader is not None:  # how many of each rank the opponent is expected to hold
-            extra.append(self.reader.probabilities(obs) @ self.rank_of_card)
+        if self.reader is not None:
+            extra.append(by_rank)
         ctx = self.context(torch.cat([scalars, *pools, *extra], dim=1))
         hidden = torch.relu(self.logit_token(tokens) + self.logit_context(ctx)[:, None, :])
         known_logits = self.logit_out(hidden).squeeze(2)
@@ -204,6 +219,36 @@ class CardNet(nn.Module):
         logits = torch.full((batch, N_CARDS), UNSEEN_LOGIT, dtype=known_logits.dtype,
                             device=known_logits.device).scatter(1, slot, known_logits)
         return torch.cat([logits, self.value_head(ctx)], dim=1)
+
+
+    def _read_replies(self, obs: torch.Tensor, feats: torch.Tensor, slot: torch.Tensor,
+                      by_rank: torch.Tensor, by_value: torch.Tensor) -> torch.Tensor:
+        """(B, K, 3) for each legal card of the play: how many of the opponent's cards (by the
+        reader) would pair it, make fifteen after it, and make thirty-one after it (0 where the
+        count restarts after it)."""
+        count = torch.round(feats[..., _NEW_COUNT] * COUNT_SCALE).long().clamp(0, _TOP_COUNT)
+        answers = self.reply_table[count]  # (B, K, values, 4): see reply_table
+        fits_own = answers[..., 0].gather(2, self.value_id[slot][..., None]).squeeze(2)
+        pairs = by_rank.gather(1, self.rank_id[slot]) * fits_own
+        sums = (answers[..., 1:3] * by_value[:, None, :, None]).sum(2)  # fifteen, thirty-one
+        asked = (feats[..., _LEGAL] > 0.5) & (obs[:, _PLAY_PHASE:_PLAY_PHASE + 1] > 0.5) \
+            & (answers[..., 0, 3] < 0.5)
+        return torch.cat([pairs[..., None], sums], dim=2) * asked[..., None].to(sums.dtype)
+
+
+def reply_table() -> torch.Tensor:
+    """(counts, values, 4) float, by the running count after a card (0 .. the highest count) and
+    the counting value of an answer to it (0: none): whether the answer may be laid, whether it
+    makes fifteen, whether it makes 31, and whether the count restarts instead (the same for
+    every value), all from ``crib_env.rules``."""
+    table = torch.zeros(_TOP_COUNT + 1, MAX_VALUE + 1, 4)
+    for count in range(_TOP_COUNT + 1):
+        table[count, :, 3] = float(count_restarts(count))
+        for value in range(1, MAX_VALUE + 1):
+            after = count_after(count, value)
+            table[count, value, :3] = torch.tensor([
+                fits(count, value), fifteen_points(after) > 0, thirty_one_points(after) > 0])
+    return table
 
 
 class MlpNet(nn.Module):
@@ -271,6 +316,11 @@ class LogitPool(nn.Module):
 _DISCARD_PHASE = SLICES["phase"].start
 _SCORES, _TARGET = SLICES["scores"].start, SLICES["target"].start
 _PEG_POINTS = FEATURE_NAMES.index("peg_points")
+_NEW_COUNT, _LEGAL = FEATURE_NAMES.index("new_count"), FEATURE_NAMES.index("legal")
+_PLAY_PHASE = SLICES["phase"].start + Phase.PLAY
+_TOP_COUNT = int(COUNT_SCALE)  # the highest running count
+#: what ``CardNet(reader=True)`` tells each legal card of the play about the opponent's answers
+READ_REPLIES = ("pairs_it", "makes_fifteen", "makes_thirty_one")
 
 
 def points_to_go(obs: torch.Tensor) -> torch.Tensor:

@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from crib_env.cards import N_CARDS, N_RANKS, RANK
+from crib_env.cards import MAX_VALUE, N_CARDS, N_RANKS, RANK, VALUE
 from crib_env.observation import OBS_SIZE, OBSERVATION_VERSION, SLICES
 
 from .files import atomic_write, atomic_write_text
@@ -69,6 +69,8 @@ class HandReader(nn.Module):
 
 #: (52, 13) one-hot of each card's rank
 RANK_OF_CARD = torch.nn.functional.one_hot(torch.tensor(RANK), N_RANKS).float()
+#: (52, 11) one-hot of each card's counting value (column 0 unused: no card counts 0)
+VALUE_OF_CARD = torch.nn.functional.one_hot(torch.tensor(VALUE), MAX_VALUE + 1).float()
 
 
 def log_loss(probs: torch.Tensor, held: torch.Tensor, unseen: torch.Tensor) -> torch.Tensor:

@@ -101,3 +101,53 @@ def test_a_config_names_a_reader_that_must_be_one(tmp_path):
         PolicyConfig(attention=1, hidden=16, reader=str(tmp_path))
     with pytest.raises(ValueError, match="only arch 'cards' reads a hand reader"):
         PolicyConfig(arch="mlp", reader=str(tmp_path))
+
+
+def test_each_legal_card_is_told_the_opponents_expected_answers(chunk):
+    """``CardNet(reader=True)`` tells each legal card of the play how many of the opponent's cards
+    (by the reader's chances) pair it, make fifteen after it and make 31 after it: the same sums
+    as counting the unseen cards one by one by the rules."""
+    from crib_env.cards import RANK, VALUE
+    from crib_env.rules import COUNT_LIMIT, FIFTEEN_COUNT, card_fits
+
+    torch.manual_seed(1)
+    net = build_network("cards", features=True, hidden=16, context=16, embed=4, reader=True)
+    with torch.no_grad():
+        for p in net.reader.parameters():
+            p.normal_(0, 0.05)  # a reader that is not the uniform one
+    obs = chunk["obs"]
+    count = np.round(obs[:, SLICES["count"]][:, 0] * COUNT_LIMIT).astype(int)
+    masks = np.zeros((len(obs), 52), dtype=np.int8)
+    for i in range(len(obs)):
+        hand = np.flatnonzero(obs[i, SLICES["hand"]])
+        legal = [c for c in hand if card_fits(int(c), int(count[i]))]
+        masks[i, legal or hand[:1]] = 1
+    x = torch.from_numpy(network_input_batch(obs, masks, True))
+    seen = {}
+    read = net._read_replies
+
+    def spy(obs, feats, slot, by_rank, by_value):
+        seen["slot"], seen["replies"] = slot, read(obs, feats, slot, by_rank, by_value)
+        return seen["replies"]
+
+    net._read_replies = spy
+    with torch.no_grad():
+        net(x)
+    slot, replies = seen["slot"], seen["replies"]
+    probs = net.reader.probabilities(torch.from_numpy(obs)).detach().numpy()
+    checked = 0
+    for i in range(len(obs)):
+        for k, c in enumerate(slot[i].tolist()):
+            if not masks[i, c] or not card_fits(c, int(count[i])):
+                assert replies[i, k].abs().sum() == 0
+                continue
+            after = count[i] + VALUE[c]
+            expect = np.zeros(3)
+            if after < COUNT_LIMIT:
+                for u in np.flatnonzero(probs[i]):
+                    expect += probs[i, u] * np.array([
+                        RANK[u] == RANK[c] and after + VALUE[u] <= COUNT_LIMIT,
+                        after + VALUE[u] == FIFTEEN_COUNT, after + VALUE[u] == COUNT_LIMIT])
+            assert np.allclose(replies[i, k].numpy(), expect, atol=1e-5), (i, c)
+            checked += 1
+    assert checked > 100

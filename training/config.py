@@ -80,9 +80,10 @@ class PolicyConfig(_Section):
         "cards only: each player's points to go as this many steps, and whether a card pegs out "
         "now (agents.networks.CardNet); init_from may name the same network without them"))
     reader: str | None = Field(None, description=(
-        "cards only: a hand reader's folder (python -m training.hand_reader fit): the network reads "
-        "how many of each rank the opponent is expected to hold (agents.reader), the reader "
-        "frozen; init_from may name the same network without it"))
+        "cards with features only: a hand reader's folder (python -m training.hand_reader fit): "
+        "the network reads how many of each rank the opponent is expected to hold and, for each "
+        "legal card, its expected answers (agents.networks.CardNet), the reader frozen; "
+        "init_from may name the same network without it"))
 
     def arch_kwargs(self) -> dict[str, Any]:
         if self.arch == "cards":
@@ -110,6 +111,9 @@ class PolicyConfig(_Section):
             if self.arch != "cards":
                 raise ValueError(f"policy.reader: only arch 'cards' reads a hand reader, not "
                                  f"{self.arch!r}")
+            if not self.features:
+                raise ValueError("policy.reader: the reading of each legal card needs "
+                                 "features: true")
             load_reader_state(self.reader)  # refused here, before any work, if it is not one
         if self.need and self.arch != "cards":
             raise ValueError(f"policy.need: only arch 'cards' reads the points to go, not "
