@@ -74,6 +74,11 @@ def test_a_fitted_reader_beats_the_uniform_one_and_loads(tmp_path):
         load_reader_state(tmp_path / "recording")
     with pytest.raises(SystemExit, match="not empty"):
         hand_reader_main(["fit", str(recording), str(tmp_path / "reader")])
+    with pytest.raises(SystemExit, match="was recorded with"):
+        hand_reader_main(["record", str(recording), "--agent", "greedy", "--chunks", "0:1"])
+    with pytest.raises(ValueError, match="nobody"):
+        hand_reader_main(["record", str(tmp_path / "other"), "--agent", "nobody"])
+    assert not (tmp_path / "other").exists()
 
 
 def test_a_network_widened_by_a_reader_computes_what_it_did(chunk):

@@ -97,12 +97,18 @@ def record_chunk(agent_spec: str, opponent: str, seed: int, number: int,
 
 def record(directory: Path, agent: str, opponent: str, seed: int, chunks: range,
            games: int) -> None:
+    from .eval_play import build_agent
+
+    for spec_text in (agent, opponent):  # a bad name is refused before anything is written
+        build_agent(spec_text, seed=seed)
     directory.mkdir(parents=True, exist_ok=True)
     spec = {"agent": agent, "opponent": opponent, "seed": seed, "games_per_chunk": games}
     spec_file = directory / "recording.json"
-    if spec_file.exists() and json.loads(spec_file.read_text()) != spec:
-        raise SystemExit(f"{spec_file} was recorded with {spec_file.read_text().strip()}, "
-                         f"not {json.dumps(spec)}: use another folder")
+    if any(directory.glob("chunk_*.npz")):
+        recorded = spec_file.read_text().strip() if spec_file.exists() else "nothing said"
+        if recorded != json.dumps(spec):
+            raise SystemExit(f"{directory} was recorded with {recorded}, not "
+                             f"{json.dumps(spec)}: use another folder")
     atomic_write_text(spec_file, json.dumps(spec) + "\n")
     for number in chunks:
         path = directory / CHUNK_PATTERN.format(number)
