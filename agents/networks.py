@@ -22,7 +22,7 @@ from crib_env.rules import count_after, count_restarts, fifteen_points, fits, th
 from .afterstate import AfterstateNet
 from .card_features import FEATURE_NAMES, N_CARD_FEATURES, PEG_POINTS_SCALE, card_features
 from .card_features_kernels import card_features_batch
-from .reader import RANK_OF_CARD, VALUE_OF_CARD, HandReader
+from .reader import HandReader
 
 ACTION_N = N_CARDS
 OUTPUT_SIZE = ACTION_N + 1  # 52 logits, then the value
@@ -111,10 +111,13 @@ class CardNet(nn.Module):
             raise ValueError("reader: the reading of each legal card needs features: true")
         self.reader = HandReader().requires_grad_(False) if reader else None
         if reader:
-            self.register_buffer("rank_of_card", RANK_OF_CARD.clone(), persistent=False)
-            self.register_buffer("value_of_card", VALUE_OF_CARD.clone(), persistent=False)
-            self.register_buffer("value_id", torch.tensor(VALUE, dtype=torch.long),
-                                 persistent=False)
+            value_id = torch.tensor(VALUE, dtype=torch.long)
+            self.register_buffer("value_id", value_id, persistent=False)
+            # one-hot by card: the reader's chances summed by rank and by counting value
+            self.register_buffer("rank_of_card", nn.functional.one_hot(
+                torch.tensor(RANK), N_RANKS).float(), persistent=False)
+            self.register_buffer("value_of_card", nn.functional.one_hot(
+                value_id, MAX_VALUE + 1).float(), persistent=False)
             self.register_buffer("reply_table", reply_table(), persistent=False)
         n_feat = N_CARD_FEATURES if features else 0
         n_pegs_out = 1 if need and features else 0
@@ -219,7 +222,6 @@ class CardNet(nn.Module):
         logits = torch.full((batch, N_CARDS), UNSEEN_LOGIT, dtype=known_logits.dtype,
                             device=known_logits.device).scatter(1, slot, known_logits)
         return torch.cat([logits, self.value_head(ctx)], dim=1)
-
 
     def _read_replies(self, obs: torch.Tensor, feats: torch.Tensor, slot: torch.Tensor,
                       by_rank: torch.Tensor, by_value: torch.Tensor) -> torch.Tensor:

@@ -3,8 +3,8 @@ the seat has not seen.
 
 ``HandReader`` is fitted on (observation, the opponent's held cards) pairs from played games
 (``training.hand_reader``) and then frozen inside a ``CardNet(reader=True)``, which reads its
-output summed by rank (the expected number of each rank in the opponent's hand: pegging depends
-on ranks alone). A reader is saved as a folder: ``reader.pt`` (its weights) and ``meta.json``
+chances summed by rank (pegging depends on ranks alone) and as each legal card's expected
+answers. A reader is saved as a folder: ``reader.pt`` (its weights) and ``meta.json``
 (what it was fitted on and its held-out log-loss).
 """
 
@@ -16,7 +16,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from crib_env.cards import MAX_VALUE, N_CARDS, N_RANKS, RANK, VALUE
+from crib_env.cards import N_CARDS
+from crib_env.game import HAND_SIZE
 from crib_env.observation import OBS_SIZE, OBSERVATION_VERSION, SLICES
 
 from .files import atomic_write, atomic_write_text
@@ -27,7 +28,6 @@ META_FILE = "meta.json"
 #: the observation's slices of the cards a seat has seen (the sequence's cards are played ones)
 _SEEN = ("hand", "discards", "starter", "played_own", "played_opp")
 _OPP_LEFT = SLICES["opp_cards_left"].start
-OPP_CARDS_SCALE = 6.0  # the observation's opp_cards_left is a count over this
 
 
 def unseen_cards(obs: torch.Tensor) -> torch.Tensor:
@@ -40,7 +40,7 @@ def uniform_probabilities(obs: torch.Tensor) -> torch.Tensor:
     """The reader that knows only which cards are unseen and how many the opponent holds: each
     unseen card's chance is their ratio."""
     unseen = unseen_cards(obs)
-    held = torch.round(obs[:, _OPP_LEFT:_OPP_LEFT + 1] * OPP_CARDS_SCALE)
+    held = torch.round(obs[:, _OPP_LEFT:_OPP_LEFT + 1] * HAND_SIZE)
     return unseen * held / unseen.sum(1, keepdim=True).clamp(min=1.0)
 
 
@@ -63,14 +63,8 @@ class HandReader(nn.Module):
         return torch.log(prior) - torch.log1p(-prior) + self.body(obs)
 
     def probabilities(self, obs: torch.Tensor) -> torch.Tensor:
-        holds = obs[:, _OPP_LEFT:_OPP_LEFT + 1] > 0.5 / OPP_CARDS_SCALE
+        holds = obs[:, _OPP_LEFT:_OPP_LEFT + 1] > 0.5 / HAND_SIZE
         return torch.sigmoid(self(obs)) * unseen_cards(obs) * holds.to(obs.dtype)
-
-
-#: (52, 13) one-hot of each card's rank
-RANK_OF_CARD = torch.nn.functional.one_hot(torch.tensor(RANK), N_RANKS).float()
-#: (52, 11) one-hot of each card's counting value (column 0 unused: no card counts 0)
-VALUE_OF_CARD = torch.nn.functional.one_hot(torch.tensor(VALUE), MAX_VALUE + 1).float()
 
 
 def log_loss(probs: torch.Tensor, held: torch.Tensor, unseen: torch.Tensor) -> torch.Tensor:

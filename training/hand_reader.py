@@ -40,9 +40,9 @@ from crib_env import fast
 from crib_env.cards import N_CARDS
 from crib_env.observation import OBS_SIZE
 
+from .algos.distill_recording import CHUNK_PATTERN, chunk_files, npz_bytes
 from .eval_plans import derive_seed, game_plan
 
-CHUNK_PATTERN = "chunk_{:05d}.npz"
 #: every this many chunks, one is kept out of the reader's training to measure it
 HELD_OUT_EVERY = 10
 
@@ -104,7 +104,7 @@ def record(directory: Path, agent: str, opponent: str, seed: int, chunks: range,
     directory.mkdir(parents=True, exist_ok=True)
     spec = {"agent": agent, "opponent": opponent, "seed": seed, "games_per_chunk": games}
     spec_file = directory / "recording.json"
-    if any(directory.glob("chunk_*.npz")):
+    if chunk_files(directory):
         recorded = spec_file.read_text().strip() if spec_file.exists() else "nothing said"
         if recorded != json.dumps(spec):
             raise SystemExit(f"{directory} was recorded with {recorded}, not "
@@ -116,20 +116,15 @@ def record(directory: Path, agent: str, opponent: str, seed: int, chunks: range,
             continue
         started = time.perf_counter()
         arrays = record_chunk(agent, opponent, seed, number, games)
-
-        def write(tmp: Path, arrays=arrays) -> None:
-            with open(tmp, "wb") as handle:  # a handle: np.savez would add ".npz" to a name
-                np.savez_compressed(handle, **arrays)
-
-        atomic_write(path, write)
+        atomic_write(path, lambda tmp, arrays=arrays: tmp.write_bytes(npz_bytes(arrays)))
         print(f"chunk {number}: {len(arrays['obs'])} rows in "
               f"{time.perf_counter() - started:.0f} s", flush=True)
 
 
 def load(directory: Path, held_out: bool) -> tuple[np.ndarray, np.ndarray]:
     """The recording's training (or held-out) chunks' observations and held-card masks."""
-    paths = sorted(directory.glob("chunk_*.npz"))
-    chosen = [p for p in paths if (int(p.stem.split("_")[1]) % HELD_OUT_EVERY == 0) == held_out]
+    chosen = [path for number, path in chunk_files(directory).items()
+              if (number % HELD_OUT_EVERY == 0) == held_out]
     if not chosen:
         raise SystemExit(f"{directory}: no {'held-out' if held_out else 'training'} chunks")
     parts = [np.load(p) for p in chosen]
@@ -152,7 +147,7 @@ def _scores(reader: HandReader | None, obs: np.ndarray, held: np.ndarray) -> dic
 
 
 def fit_reader(directory: Path, output: Path, epochs: int, seed: int, batch: int = 512,
-        lr: float = 1e-3) -> dict:
+               lr: float = 1e-3) -> dict:
     """Fit a ``HandReader`` on the recording's training chunks and save it (with its held-out
     scores next to the uniform reader's) to ``output``; returns what its ``meta.json`` says."""
     output = Path(output)

@@ -151,15 +151,14 @@ class Trainer(ABC):
             self._restore(self.run_dir / "latest")
             return
         reader = self.cfg.policy.reader
-        reader_state = {f"reader.{k}": v for k, v in load_reader_state(reader).items()} \
-            if reader else {}
+        reader_state = load_reader_state(reader) if reader else {}
         if self.cfg.init_from:
             net, _ = load_network(self.cfg.init_from)
             state = {k: v for k, v in net.state_dict().items() if not k.startswith("reader.")}
-            widen_into(self.network, {**state, **reader_state})  # check_init_from: it fits
+            state.update({f"reader.{k}": v for k, v in reader_state.items()})
+            widen_into(self.network, state)  # check_init_from: it fits
         elif reader_state:
-            self.network.reader.load_state_dict(
-                {k.removeprefix("reader."): v for k, v in reader_state.items()})
+            self.network.reader.load_state_dict(reader_state)
 
     def _restore(self, folder: Path) -> None:
         meta, optimizer, rng = load_training_state(folder)

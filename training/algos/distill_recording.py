@@ -129,7 +129,8 @@ def _recorder_process() -> None:
     torch.set_num_threads(1)
 
 
-def _npz_bytes(data: dict[str, np.ndarray]) -> bytes:
+def npz_bytes(data: dict[str, np.ndarray]) -> bytes:
+    """``data`` as the bytes of a compressed ``.npz`` file (a chunk, written atomically)."""
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **data)
     return buffer.getvalue()
@@ -170,7 +171,7 @@ def record(folder: Path, teacher: str, opponents: Sequence[str], chunks: int, se
 
     def write(number: int, data: dict[str, np.ndarray]) -> None:
         atomic_write(folder / CHUNK_PATTERN.format(number),
-                     lambda tmp: tmp.write_bytes(_npz_bytes(data)))
+                     lambda tmp: tmp.write_bytes(npz_bytes(data)))
         bar.update(1)
 
     if ray is not None:
