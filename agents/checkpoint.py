@@ -37,7 +37,7 @@ from crib_env.observation import OBS_SIZE, OBSERVATION_VERSION
 
 from .card_features import FEATURES_VERSION
 from .files import replace_folder
-from .networks import ACTION_N, ARCHITECTURES, build_network
+from .networks import ACTION_N, ARCHITECTURES, WIDENING_INPUTS, build_network
 
 CHECKPOINT_FORMAT = "crib-rl-checkpoint"
 CHECKPOINT_FORMAT_VERSION = 1
@@ -291,7 +291,7 @@ def _same_network(meta: dict[str, Any], arch: str, arch_kwargs: dict[str, Any],
                   widening: bool = False) -> bool:
     """Whether ``meta`` describes the weights of ``arch`` with ``arch_kwargs`` (defaults filled
     in; ``prior`` is left out: it only sets the initial weights). ``widening``: or those of the
-    same network without the inputs ``need`` or ``reader`` add, which
+    same network without the inputs ``need``, ``reader`` or ``show`` add, which
     ``agents.networks.widen_into`` loads."""
     theirs = meta.get("arch_kwargs")
     if meta.get("arch") != arch or not isinstance(theirs, dict) or arch not in ARCHITECTURES:
@@ -303,9 +303,9 @@ def _same_network(meta: dict[str, Any], arch: str, arch_kwargs: dict[str, Any],
     def full(kwargs: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in {**defaults, **kwargs}.items() if k != "prior"}
 
-    if widening:  # the inputs ``need`` and ``reader`` add may be new to the network fitted from
+    if widening:  # the inputs ``need``, ``reader`` and ``show`` add may be new to the network
         mine, old = full(arch_kwargs), full(theirs)
-        added = [name for name in ("need", "reader") if not old.get(name)]
+        added = [name for name in WIDENING_INPUTS if not old.get(name)]
         return {k: v for k, v in old.items() if k not in added} == \
             {k: v for k, v in mine.items() if k not in added}
     return full(theirs) == full(arch_kwargs)
@@ -332,8 +332,8 @@ def check_init_from(path: str | Path, arch: str, arch_kwargs: dict[str, Any],
         raise CheckpointError(
             f"{field}: {folder} holds a {meta.get('arch')!r} network with "
             f"{meta.get('arch_kwargs')}, but policy asks for {arch!r} with {arch_kwargs}: "
-            f"{field} needs the same architecture and sizes (policy.need and policy.reader may "
-            f"be added)")
+            f"{field} needs the same architecture and sizes (policy.need, policy.reader and "
+            f"policy.show may be added)")
     return folder
 
 

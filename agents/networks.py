@@ -18,9 +18,10 @@ from crib_env.cards import MAX_VALUE, N_CARDS, N_RANKS, N_SUITS, RANK, SUIT, VAL
 from crib_env.game import Phase
 from crib_env.observation import COUNT_SCALE, MAX_SEQUENCE, OBS_SIZE, SCORE_SCALE, SLICES
 from crib_env.rules import count_after, count_restarts, fifteen_points, fits, thirty_one_points
+from crib_env.scoring import score_hands
 
 from .afterstate import AfterstateNet
-from .card_features import FEATURE_NAMES, N_CARD_FEATURES, PEG_POINTS_SCALE, card_features
+from .card_features import FEATURE_NAMES, N_CARD_FEATURES, PEG_POINTS_SCALE, card_features, crib_table
 from .card_features_kernels import card_features_batch
 from .reader import HandReader
 
@@ -98,14 +99,30 @@ class CardNet(nn.Module):
     in its token, how many of the opponent's cards are expected to pair it, make fifteen after it
     and make 31 after it (``READ_REPLIES``). Widening adds these inputs the same way (the
     reader's weights come from its own file).
+
+    ``show`` (with ``need``) tells the context, in the play, what its own show will be: the kept
+    four with the starter, scored by ``crib_env.scoring``, the crib's expected points by the ranks
+    of its own two discards (``agents.card_features.crib_table``, as the dealer; 0 as the pone),
+    and steps of its points to go less its hand (step k, for k = 0 .. ``need``: the hand leaves
+    at most k to go; step 0: it counts out). Near the end of the game whether a hand counts out
+    decides how to play, and working a show score out of the card tokens is a lot to ask of a
+    few hundred thousand labels. These inputs come after the others (widened into the same way).
     """
 
     def __init__(self, features: bool = True, hidden: int = 64, context: int = 128,
                  embed: int = 16, prior: bool = False, attention: int = 0, need: int = 0,
-                 reader: bool = False) -> None:
+                 reader: bool = False, show: bool = False) -> None:
         super().__init__()
         self.features = features
         self.need = need
+        self.show = show
+        if show and not need:
+            raise ValueError("show: its steps are counted like the points to go: give need > 0")
+        if show:
+            self.register_buffer("crib_points", torch.tensor(crib_table(), dtype=torch.float32),
+                                 persistent=False)
+            self.register_buffer("show_steps", torch.arange(0, need + 1, dtype=torch.float32),
+                                 persistent=False)
         # Fitted apart on games' hidden cards and frozen: the policy's fits must not unlearn it.
         if reader and not features:
             raise ValueError("reader: the reading of each legal card needs features: true")
@@ -139,7 +156,9 @@ class CardNet(nn.Module):
             for _ in range(attention))
         n_scalar = sum(SLICES[name].stop - SLICES[name].start for name in SCALAR_SLICES)
         n_read = N_RANKS if reader else 0
-        self.context = nn.Sequential(nn.Linear(n_scalar + 4 * hidden + 2 * need + n_read, context),
+        n_show = 2 + need + 1 if show else 0
+        self.context = nn.Sequential(nn.Linear(n_scalar + 4 * hidden + 2 * need + n_read + n_show,
+                                               context),
                                      nn.ReLU(),
                                      nn.Linear(context, context), nn.ReLU())
         # The logit MLP's first layer over [token, context], split in two so the context half is
@@ -214,6 +233,8 @@ class CardNet(nn.Module):
             extra = [(to_go[:, :, None] <= self.steps + 0.5).flatten(1).to(scalars.dtype)]
         if self.reader is not None:
             extra.append(by_rank)
+        if self.show:
+            extra.append(self._show_inputs(obs, to_go).to(scalars.dtype))
         ctx = self.context(torch.cat([scalars, *pools, *extra], dim=1))
         hidden = torch.relu(self.logit_token(tokens) + self.logit_context(ctx)[:, None, :])
         known_logits = self.logit_out(hidden).squeeze(2)
@@ -222,6 +243,22 @@ class CardNet(nn.Module):
         logits = torch.full((batch, N_CARDS), UNSEEN_LOGIT, dtype=known_logits.dtype,
                             device=known_logits.device).scatter(1, slot, known_logits)
         return torch.cat([logits, self.value_head(ctx)], dim=1)
+
+    def _show_inputs(self, obs: torch.Tensor, to_go: torch.Tensor) -> torch.Tensor:
+        """(B, 3 + need) in the play, zero elsewhere: the own show over ``SHOW_SCALE``, the
+        dealer's expected crib over ``CRIB_SCALE`` and the steps of the points to go less the
+        show (see the class)."""
+        play = obs[:, _PLAY_PHASE:_PLAY_PHASE + 1]
+        # In the play the cards held and the cards laid are the kept four; the starter is cut.
+        kept = torch.topk(obs[:, SLICES["hand"]] + obs[:, SLICES["played_own"]], 4, dim=1).indices
+        starter = obs[:, SLICES["starter"]].argmax(1)
+        points = score_hands(kept.cpu().numpy(), starter.cpu().numpy())
+        show = torch.as_tensor(points, dtype=torch.float32, device=obs.device)[:, None] * play
+        thrown = self.rank_id[torch.topk(obs[:, SLICES["discards"]], 2, dim=1).indices]
+        crib = self.crib_points[thrown[:, 0], thrown[:, 1]][:, None] \
+            * obs[:, _IS_DEALER:_IS_DEALER + 1] * play
+        steps = (to_go[:, :1] - show <= self.show_steps + 0.5).to(show.dtype) * play
+        return torch.cat([show / SHOW_SCALE, crib / CRIB_SCALE, steps], dim=1)
 
     def _read_replies(self, obs: torch.Tensor, feats: torch.Tensor, slot: torch.Tensor,
                       by_rank: torch.Tensor, by_value: torch.Tensor) -> torch.Tensor:
@@ -320,6 +357,9 @@ _SCORES, _TARGET = SLICES["scores"].start, SLICES["target"].start
 _PEG_POINTS = FEATURE_NAMES.index("peg_points")
 _NEW_COUNT, _LEGAL = FEATURE_NAMES.index("new_count"), FEATURE_NAMES.index("legal")
 _PLAY_PHASE = SLICES["phase"].start + Phase.PLAY
+_IS_DEALER = SLICES["is_dealer"].start
+#: ``CardNet(show=True)`` scales: the most a show can score, and the crib table's unit
+SHOW_SCALE, CRIB_SCALE = 29.0, 10.0
 _TOP_COUNT = int(COUNT_SCALE)  # the highest running count
 #: what ``CardNet(reader=True)`` tells each legal card of the play about the opponent's answers
 READ_REPLIES = ("pairs_it", "makes_fifteen", "makes_thirty_one")
@@ -387,7 +427,7 @@ def check_pool(features: Any, members: Any, weights: Any, discard_weights: Any =
 #: architecture name -> (class, allowed keyword arguments); the only classes a checkpoint may name
 ARCHITECTURES: dict[str, tuple[type[nn.Module], tuple[str, ...]]] = {
     "cards": (CardNet, ("features", "hidden", "context", "embed", "prior", "attention", "need",
-                        "reader")),
+                        "reader", "show")),
     "mlp": (MlpNet, ("features", "hidden", "layers")),
     "afterstate": (AfterstateNet, ("features", "hidden", "layers")),
     "pool": (LogitPool, ("features", "members", "weights", "discard_weights", "endgame_weights",
@@ -416,6 +456,11 @@ def check_sizes(kwargs: dict[str, Any]) -> None:
             continue  # a pool's: check_pool
         elif not isinstance(value, bool):  # features, prior
             raise ValueError(f"{name} must be true or false, got {value!r}")
+
+
+#: the ``CardNet`` options whose inputs come last, so a network without them widens into one with
+#: them (``widen_into``)
+WIDENING_INPUTS = ("need", "reader", "show")
 
 
 def widen_into(network: nn.Module, state: dict[str, torch.Tensor]) -> None:

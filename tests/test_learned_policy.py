@@ -11,7 +11,7 @@ import torch
 from agents.card_features import FEATURE_NAMES, card_features, crib_table
 from agents.learned import LearnedAgent
 from agents.networks import OUTPUT_SIZE, build_network, input_size
-from crib_env.cards import parse_cards
+from crib_env.cards import RANK, parse_cards
 from crib_env.game import Game
 from crib_env.observation import encode
 from training.config_file import load_config
@@ -273,6 +273,62 @@ def test_need_gives_the_points_to_go_as_steps_and_the_card_that_pegs_out():
     assert _inputs_of(net.context[0], net, x)[0, -6:].tolist() == [0, 0, 1, 0, 0, 0]
 
 
+def test_show_gives_the_own_hand_the_crib_and_the_points_to_go_less_the_hand():
+    """With ``show`` the context reads, in the play, the kept four's show with the starter, the
+    dealer's expected crib by its discards' ranks and whether the hand leaves at most k to go:
+    the pone keeps TC 5D 9H 2S (4 with the QH starter), the dealer 5C AD 3H 4S (7) and throws
+    6C 7C."""
+    from agents.networks import CRIB_SCALE, SHOW_SCALE, network_input
+    from crib_env.scoring import score_hands
+
+    game = deal("TC 5D 9H 2S KC KD", "5C AD 3H 4S 6C 7C", "QH", dealer=1)
+    for card in parse_cards("KC KD 6C 7C 5D"):  # both throw; pone (player 0) leads the 5D
+        game.step(card)
+    game.scores = [110, 100]  # pone needs 11, the dealer 21
+    net = build_network("cards", features=True, hidden=16, context=16, embed=4, need=12,
+                        show=True)
+    pone_hand = score_hands(np.array([parse_cards("TC 5D 9H 2S")]), np.array(parse_cards("QH")))
+    dealer_hand = score_hands(np.array([parse_cards("5C AD 3H 4S")]), np.array(parse_cards("QH")))
+    assert int(pone_hand[0]) == 4 and int(dealer_hand[0]) == 7  # TC-5D, QH-5D; 15s and a run
+
+    def show_inputs(seat: int) -> list[float]:
+        x = torch.from_numpy(network_input(encode(game, seat), game.legal_mask(), True))[None]
+        return _inputs_of(net.context[0], net, x)[0, -15:].tolist()
+
+    pone = show_inputs(0)
+    assert pone[0] == pytest.approx(4 / SHOW_SCALE) and pone[1] == 0.0  # no crib as pone
+    assert pone[2:] == [0.0] * 7 + [1.0] * 6  # 11 - 4 = 7 to go after the hand: steps 7..12
+    dealer = show_inputs(1)
+    six, seven = (RANK[c] for c in parse_cards("6C 7C"))
+    expected_crib = crib_table()[six, seven]
+    assert dealer[0] == pytest.approx(7 / SHOW_SCALE)
+    assert dealer[1] == pytest.approx(expected_crib / CRIB_SCALE)
+    assert dealer[2:] == [0.0] * 13  # 21 - 7 = 14 to go: beyond the 12 steps
+    game.scores = [110, 114]
+    assert show_inputs(1)[2:] == [1.0] * 13  # 7 to go, the hand counts 7: it counts out
+    with pytest.raises(ValueError, match="give need > 0"):
+        build_network("cards", features=True, hidden=16, context=16, embed=4, show=True)
+    from training.config import PolicyConfig
+
+    with pytest.raises(ValueError, match="policy.show: needs arch 'cards' and need > 0"):
+        PolicyConfig(show=True)
+    assert PolicyConfig(need=31, show=True).arch_kwargs()["show"] is True
+
+
+def test_a_network_widened_by_show_computes_what_it_did():
+    """A network with ``need`` widens into the same one with ``show`` by zero weights."""
+    from agents.networks import widen_into
+
+    x, _ = _random_play_rows(16, seed=6, turns=30, rng_seed=2)
+    kwargs = {"features": True, "hidden": 16, "context": 16, "embed": 4, "attention": 1}
+    torch.manual_seed(0)
+    narrow = build_network("cards", **kwargs).eval()
+    wide = build_network("cards", need=31, show=True, **kwargs).eval()
+    widen_into(wide, narrow.state_dict())
+    with torch.no_grad():
+        assert torch.allclose(wide(x), narrow(x), atol=1e-5)
+
+
 def test_a_network_widened_by_need_computes_what_it_did():
     """``widen_into`` puts a network's weights into the same network with ``need``: zero weights
     for the new inputs, so the same logits and value; weights that do not fit are refused by
@@ -301,9 +357,9 @@ def test_init_from_may_add_need_but_not_drop_it(tmp_path):
     save_checkpoint(tmp_path / "wide", build_network("cards", need=5, **kwargs), "cards",
                     {**kwargs, "need": 5}, {})
     check_init_from(tmp_path / "narrow", "cards", {**kwargs, "need": 5})
-    with pytest.raises(CheckpointError, match="policy.need and policy.reader may be added"):
+    with pytest.raises(CheckpointError, match="policy.need, policy.reader and policy.show may be added"):
         check_init_from(tmp_path / "wide", "cards", kwargs)
-    with pytest.raises(CheckpointError, match="policy.need and policy.reader may be added"):
+    with pytest.raises(CheckpointError, match="policy.need, policy.reader and policy.show may be added"):
         check_init_from(tmp_path / "narrow", "cards", {**kwargs, "hidden": 32, "need": 5})
     assert PolicyConfig(need=31).arch_kwargs()["need"] == 31
     assert "need" not in PolicyConfig().arch_kwargs()

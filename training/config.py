@@ -84,6 +84,10 @@ class PolicyConfig(_Section):
         "the network reads how many of each rank the opponent is expected to hold and, for each "
         "legal card, its expected answers (agents.networks.CardNet), the reader frozen; "
         "init_from may name the same network without it"))
+    show: bool = Field(False, description=(
+        "cards with need only: in the play the network reads its own show (hand and starter), "
+        "the dealer's expected crib, and its points to go less its hand as need + 1 steps "
+        "(agents.networks.CardNet); init_from may name the same network without them"))
 
     def arch_kwargs(self) -> dict[str, Any]:
         if self.arch == "cards":
@@ -97,6 +101,8 @@ class PolicyConfig(_Section):
                 kwargs["need"] = self.need
             if self.reader:
                 kwargs["reader"] = True
+            if self.show:
+                kwargs["show"] = True
             return kwargs
         return {"features": self.features, "hidden": self.hidden, "layers": self.layers}
 
@@ -115,6 +121,9 @@ class PolicyConfig(_Section):
                 raise ValueError("policy.reader: the reading of each legal card needs "
                                  "features: true")
             load_reader_state(self.reader)  # refused here, before any work, if it is not one
+        if self.show and not (self.arch == "cards" and self.need):
+            raise ValueError("policy.show: needs arch 'cards' and need > 0 (its steps are counted "
+                             "like the points to go)")
         if self.need and self.arch != "cards":
             raise ValueError(f"policy.need: only arch 'cards' reads the points to go, not "
                              f"{self.arch!r}")
