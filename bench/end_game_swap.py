@@ -1,12 +1,14 @@
-"""What a network's discards near the end of the game cost: the network with standard's discards
-for the win wherever either player is within ``agents.endgame.ENDGAME_NEED`` points of the target
-(``agents.endgame.choose_discard``: exact hand scores and per-deal point distributions, the discard
-most likely to win), the network's own cards everywhere else, against an opponent.
+"""What a network's decisions near the end of the game cost: the network with another agent's
+cards in one phase (``--phase discard`` or ``play``) wherever either player is within
+``agents.endgame.ENDGAME_NEED`` points of the target, its own cards everywhere else, against an
+opponent. ``--by standard --phase discard``: standard's exact discards for the win
+(``agents.endgame.choose_discard``); ``--by expert --phase play``: the expert's simulated play.
 
-Not an agent to ship (half of it is hand-written): a probe of whether the end-game throws are
-where a network loses games. Compare its result with the network's own on the same deals.
+Not an agent to ship (half of it is hand-written): a probe of where a network loses games.
+Compare its result with the network's own on the same deals.
 
-    PYTHONPATH=. python bench/end_discards.py NETWORK --opponent expert --games 2000 --seed S --json PATH
+    PYTHONPATH=. python bench/end_game_swap.py NETWORK --by standard --phase discard \
+        --opponent expert --games 2000 --seed S --json PATH
 """
 
 from __future__ import annotations
@@ -24,32 +26,41 @@ from agents.registry import make_agent
 from crib_env.game import Phase
 from crib_env.observation import decode
 from training.evaluate import evaluate
+from training.per_row import is_stateless
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import cpu_model  # noqa: E402
 
 
-class EndDiscards:
-    """``network``'s cards, but standard's for the discards near the end of the game."""
+class EndGameSwap:
+    """``network``'s cards, but ``by``'s in ``phase`` near the end of the game. Keeps memory
+    (one copy per game, reseeded through ``rng``) when ``by`` does."""
 
-    stateless = True
-
-    def __init__(self, network: str, seed: int) -> None:
+    def __init__(self, network: str, by: str, phase: Phase, seed: int) -> None:
         self.network = make_agent(network, seed=seed)
-        self.standard = make_agent("standard", seed=seed)
-        self.name = f"{network}+standard-end-discards"
+        self.swap = make_agent(by, seed=seed)
+        self.phase = phase
+        self.stateless = is_stateless(self.swap)
+        self.name = f"{network}+{by}-end-{phase.name.lower()}"
 
-    @staticmethod
-    def end_game_discard(observation: np.ndarray) -> bool:
+    @property
+    def rng(self) -> np.random.Generator:
+        return self.swap.rng
+
+    @rng.setter
+    def rng(self, value: np.random.Generator) -> None:
+        self.swap.rng = value
+
+    def swapped(self, observation: np.ndarray) -> bool:
         view = decode(observation)
-        return view.phase == Phase.DISCARD and near_the_end(
+        return view.phase == self.phase and near_the_end(
             view.target - view.own_score, view.target - view.opp_score, ENDGAME_NEED)
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         observations, masks = np.asarray(observations), np.asarray(masks)
-        standard = np.array([self.end_game_discard(o) for o in observations], dtype=bool)
+        swapped = np.array([self.swapped(o) for o in observations], dtype=bool)
         cards = np.empty(len(observations), dtype=np.int64)
-        for rows, agent in ((standard, self.standard), (~standard, self.network)):
+        for rows, agent in ((swapped, self.swap), (~swapped, self.network)):
             if rows.any():
                 cards[rows] = agent.act_batch(observations[rows], masks[rows])
         return cards
@@ -59,12 +70,14 @@ class EndDiscards:
 
     def reset(self) -> None:
         self.network.reset()
-        self.standard.reset()
+        self.swap.reset()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("network", help="a checkpoint path or champion")
+    parser.add_argument("--by", default="standard", help="the agent whose cards are swapped in")
+    parser.add_argument("--phase", choices=("discard", "play"), default="discard")
     parser.add_argument("--opponent", default="expert")
     parser.add_argument("--games", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
@@ -72,7 +85,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.json is not None and not os.access(args.json.parent, os.W_OK):
         parser.error(f"--json: cannot write into {args.json.parent}")
-    report = evaluate(EndDiscards(args.network, args.seed), args.opponent, args.games,
+    agent = EndGameSwap(args.network, args.by, Phase[args.phase.upper()], args.seed)
+    report = evaluate(agent, args.opponent, args.games,
                       seed=args.seed, duplicate=True, workers=1)
     result = report.to_dict()
     result["cpu"] = cpu_model()
