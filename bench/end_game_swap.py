@@ -20,11 +20,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import torch
 
-from agents.endgame import ENDGAME_NEED, near_the_end
+from agents.endgame import ENDGAME_NEED
+from agents.files import atomic_write_text, check_output_file
+from agents.networks import near_the_end
 from agents.registry import make_agent
 from crib_env.game import Phase
-from crib_env.observation import decode
+from crib_env.observation import SLICES
 from training.evaluate import evaluate
 from training.per_row import is_stateless
 
@@ -51,14 +54,14 @@ class EndGameSwap:
     def rng(self, value: np.random.Generator) -> None:
         self.swap.rng = value
 
-    def swapped(self, observation: np.ndarray) -> bool:
-        view = decode(observation)
-        return view.phase == self.phase and near_the_end(
-            view.target - view.own_score, view.target - view.opp_score, ENDGAME_NEED)
+    def swapped(self, observations: np.ndarray) -> np.ndarray:
+        """Which rows are in ``phase`` near the end of the game (the pools' end-game test)."""
+        in_phase = observations[:, SLICES["phase"].start + self.phase] > 0
+        return in_phase & near_the_end(torch.from_numpy(observations), ENDGAME_NEED)[:, 0].numpy()
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         observations, masks = np.asarray(observations), np.asarray(masks)
-        swapped = np.array([self.swapped(o) for o in observations], dtype=bool)
+        swapped = self.swapped(observations)
         cards = np.empty(len(observations), dtype=np.int64)
         for rows, agent in ((swapped, self.swap), (~swapped, self.network)):
             if rows.any():
@@ -83,15 +86,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="write the evaluation report here")
     args = parser.parse_args()
-    if args.json is not None and not os.access(args.json.parent, os.W_OK):
-        parser.error(f"--json: cannot write into {args.json.parent}")
+    if args.json is not None:
+        try:
+            check_output_file(args.json, "--json")  # before any game is played
+        except ValueError as err:
+            parser.error(str(err))
     agent = EndGameSwap(args.network, args.by, Phase[args.phase.upper()], args.seed)
     report = evaluate(agent, args.opponent, args.games,
                       seed=args.seed, duplicate=True, workers=1)
     result = report.to_dict()
     result["cpu"] = cpu_model()
     if args.json is not None:
-        args.json.write_text(json.dumps(result, indent=1) + "\n")
+        atomic_write_text(args.json, json.dumps(result, indent=1) + "\n")
     low, high = result["win_rate_ci95_paired"]
     print(f"{result['agent']} vs {args.opponent}, seed {args.seed}: {100 * result['win_rate']:.2f}% "
           f"({100 * low:.1f}-{100 * high:.1f}), {result['points_per_game']:+.2f} points a game; "
