@@ -30,17 +30,16 @@ from torch import nn
 
 from crib_env.cards import N_CARDS, N_RANKS, N_SUITS, RANK, SUIT, VALUE
 from crib_env.game import Phase
-from crib_env.observation import COUNT_SCALE, MAX_SEQUENCE, OBS_SIZE, SLICES
+from crib_env.observation import COUNT_SCALE, MAX_SEQUENCE, OBS_SIZE, SEEN_SETS, SLICES
 
 #: the output of cards that are not in the hand (never legal, so never chosen)
 NOT_A_CANDIDATE = -1.0e4
-_SETS = ("hand", "discards", "starter", "played_own", "played_opp")
 _SCALARS = ("phase", "is_dealer", "scores", "target", "opp_cards_left", "opp_said_go")
 _SCALAR_WIDTH = sum(SLICES[n].stop - SLICES[n].start for n in _SCALARS)
 #: per card set: multi-hot, rank counts, suit counts
 _SET_WIDTH = N_CARDS + N_RANKS + N_SUITS
 #: the five observed sets and the unseen cards, the sequence by recency, the count, the scalars
-INPUT_WIDTH = (len(_SETS) + 1) * _SET_WIDTH + MAX_SEQUENCE * N_RANKS + 1 + _SCALAR_WIDTH
+INPUT_WIDTH = (len(SEEN_SETS) + 1) * _SET_WIDTH + MAX_SEQUENCE * N_RANKS + 1 + _SCALAR_WIDTH
 
 
 class AfterstateNet(nn.Module):
@@ -89,12 +88,12 @@ class AfterstateNet(nn.Module):
         ``playing`` is 1 where the card is laid in the play, 0 where it is discarded."""
         playing = torch.as_tensor(playing, dtype=obs.dtype).reshape(-1, 1) \
             .expand(obs.shape[0], 1)
-        sets = {n: obs[:, SLICES[n]] for n in _SETS}
+        sets = {n: obs[:, SLICES[n]] for n in SEEN_SETS}
         sets["hand"] = sets["hand"] - move
         sets["discards"] = sets["discards"] + move * (1.0 - playing)
         sets["played_own"] = sets["played_own"] + move * playing
         seen = sum(sets.values()).clamp(max=1.0)
-        blocks = [self._set_block(sets[n]) for n in _SETS]
+        blocks = [self._set_block(sets[n]) for n in SEEN_SETS]
         blocks.append(self._set_block(1.0 - seen))
         seq = obs[:, SLICES["sequence"]].reshape(-1, MAX_SEQUENCE, N_CARDS)
         blocks.append(self._recent_ranks(seq, move @ self.card_ranks, playing))

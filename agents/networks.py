@@ -16,7 +16,7 @@ from torch import nn
 
 from crib_env.cards import MAX_VALUE, N_CARDS, N_RANKS, N_SUITS, RANK, SUIT, VALUE
 from crib_env.game import Phase
-from crib_env.observation import COUNT_SCALE, MAX_SEQUENCE, OBS_SIZE, SCORE_SCALE, SLICES
+from crib_env.observation import COUNT_SCALE, MAX_SEQUENCE, OBS_SIZE, SCORE_SCALE, SEEN_SETS, SLICES
 from crib_env.rules import count_after, count_restarts, fifteen_points, fits, thirty_one_points
 from crib_env.scoring import score_hands
 
@@ -28,8 +28,6 @@ from .reader import HandReader
 ACTION_N = N_CARDS
 OUTPUT_SIZE = ACTION_N + 1  # 52 logits, then the value
 
-#: card-set slices of the observation read per card (order matters: it is the token layout)
-CARD_SETS = ("hand", "discards", "starter", "played_own", "played_opp")
 #: the remaining (scalar) slices, fed to the context network
 SCALAR_SLICES = ("count", "phase", "is_dealer", "scores", "target", "opp_cards_left", "opp_said_go")
 
@@ -144,7 +142,7 @@ class CardNet(nn.Module):
                              persistent=False)
         self.rank_embed = nn.Embedding(N_RANKS, embed)
         self.suit_embed = nn.Embedding(N_SUITS, embed)
-        token_in = (len(CARD_SETS) + MAX_SEQUENCE + 1 + 2 * embed + 1 + n_feat + n_pegs_out
+        token_in = (len(SEEN_SETS) + MAX_SEQUENCE + 1 + 2 * embed + 1 + n_feat + n_pegs_out
                     + (len(READ_REPLIES) if reader else 0))
         self.register_buffer("steps", torch.arange(1, need + 1, dtype=torch.float32),
                              persistent=False)
@@ -188,7 +186,7 @@ class CardNet(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         batch = x.shape[0]
         obs = x[:, :OBS_SIZE]
-        sets = torch.stack([obs[:, SLICES[name]] for name in CARD_SETS], dim=2)  # (B, 52, 5)
+        sets = torch.stack([obs[:, SLICES[name]] for name in SEEN_SETS], dim=2)  # (B, 52, 5)
         seq = obs[:, SLICES["sequence"]].reshape(batch, MAX_SEQUENCE, N_CARDS).transpose(1, 2)
         unseen = 1.0 - (sets.sum(2) + seq.sum(2)).clamp(max=1.0)
         # An unseen card's token reaches no pool and its logit is never legal (legal cards are in

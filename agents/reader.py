@@ -18,21 +18,19 @@ from torch import nn
 
 from crib_env.cards import N_CARDS
 from crib_env.game import HAND_SIZE
-from crib_env.observation import OBS_SIZE, OBSERVATION_VERSION, SLICES
+from crib_env.observation import OBS_SIZE, OBSERVATION_VERSION, SEEN_SETS, SLICES
 
 from .files import atomic_write, atomic_write_text
 
 READER_HIDDEN = 256
 READER_FILE = "reader.pt"
 META_FILE = "meta.json"
-#: the observation's slices of the cards a seat has seen (the sequence's cards are played ones)
-_SEEN = ("hand", "discards", "starter", "played_own", "played_opp")
 _OPP_LEFT = SLICES["opp_cards_left"].start
 
 
 def unseen_cards(obs: torch.Tensor) -> torch.Tensor:
     """(B, 52): 1 where the observation's seat has not seen the card."""
-    seen = sum(obs[:, SLICES[name]] for name in _SEEN)
+    seen = sum(obs[:, SLICES[name]] for name in SEEN_SETS)
     return (seen < 0.5).to(obs.dtype)
 
 

@@ -66,6 +66,10 @@ def _slices() -> dict[str, slice]:
 
 SLICES: dict[str, slice] = _slices()
 OBS_SIZE: int = sum(size for _, size in LAYOUT)
+#: the 52-card slices that together hold every card the seat has seen (the sequence holds played
+#: cards again); a card in none of them is unseen. The learned networks read them in this order
+#: (agents.networks' card tokens, agents.afterstate's blocks): reordering changes their inputs
+SEEN_SETS: tuple[str, ...] = ("hand", "discards", "starter", "played_own", "played_opp")
 
 _SEQ0 = SLICES["sequence"].start
 

@@ -18,11 +18,9 @@ from agents.reader import (
     uniform_probabilities,
     unseen_cards,
 )
-from crib_env.observation import SLICES
+from crib_env.observation import SEEN_SETS, SLICES
 from training.hand_reader import main as hand_reader_main
 from training.hand_reader import record_chunk
-
-_SEEN = ("hand", "discards", "starter", "played_own", "played_opp")
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +31,7 @@ def chunk():
 def test_the_recording_keeps_the_opponents_real_held_cards(chunk):
     obs, held = chunk["obs"], chunk["held"]
     assert len(obs) == len(held) > 50
-    seen = sum(obs[:, SLICES[name]] for name in _SEEN)
+    seen = sum(obs[:, SLICES[name]] for name in SEEN_SETS)
     assert not (held * seen).any()  # never a card the seat has seen
     opp_left = np.round(obs[:, SLICES["opp_cards_left"]][:, 0] * 6)
     assert (held.sum(axis=1) == opp_left).all() and (opp_left >= 1).all()

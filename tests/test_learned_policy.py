@@ -139,12 +139,12 @@ def test_act_batch_chooses_what_act_chooses_row_by_row(arch, kwargs):
 def _all_tokens_forward(net, x: torch.Tensor) -> torch.Tensor:
     """The card network computed over all 52 card tokens, unseen ones included: the reference
     for ``CardNet.forward``, which encodes only the cards the player has seen."""
-    from agents.networks import CARD_SETS, SCALAR_SLICES
-    from crib_env.observation import MAX_SEQUENCE, OBS_SIZE, SLICES
+    from agents.networks import SCALAR_SLICES
+    from crib_env.observation import MAX_SEQUENCE, OBS_SIZE, SEEN_SETS, SLICES
 
     batch = x.shape[0]
     obs = x[:, :OBS_SIZE]
-    sets = torch.stack([obs[:, SLICES[name]] for name in CARD_SETS], dim=2)
+    sets = torch.stack([obs[:, SLICES[name]] for name in SEEN_SETS], dim=2)
     seq = obs[:, SLICES["sequence"]].reshape(batch, MAX_SEQUENCE, 52).transpose(1, 2)
     unseen = 1.0 - (sets.sum(2) + seq.sum(2)).clamp(max=1.0)
     ident = torch.cat([net.rank_embed(net.rank_id), net.suit_embed(net.suit_id),
