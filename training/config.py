@@ -251,6 +251,12 @@ class DistillConfig(_Section):
     departure_weight: float = Field(1.0, ge=1, le=100, description=(
         "weight in the loss of the decisions where the teacher chose another card than the "
         "network it starts from (init_from) would; 1: every decision alike"))
+    anchor: str | None = Field(None, description=(
+        "a network the fit is held near (a checkpoint path or 'champion'; a pool too): "
+        "distill.anchor_weight times the KL divergence of the fitted network's legal-card "
+        "softmax from the anchor's is added to every decision's loss, so the fit leaves the "
+        "anchor's card only where the teacher's evidence outweighs it"))
+    anchor_weight: float = Field(0.0, ge=0, le=100, description="see distill.anchor; 0: off")
     fit_seed: int | None = Field(None, ge=0, le=SEED_MAX, description=(
         "seed of the fit's minibatch order and suit renamings (the recording stays the seed's): "
         "several fits of one recording (exit.fits) differ only here; default: the run's seed"))
@@ -441,6 +447,11 @@ class RunConfig(_Section):
                 raise ValueError(f"distill.{valued[0]}: only the {names} teachers record "
                                  f"per-card values; {self.distill.teacher!r} gives its card "
                                  f"alone (set distill.{valued[0]}: 0)")
+            if (self.distill.anchor is None) != (self.distill.anchor_weight == 0):
+                raise ValueError("distill.anchor and distill.anchor_weight: set both (a network "
+                                 "and a weight above 0) or neither")
+            if self.distill.anchor is not None and self.algo != "distill":
+                raise ValueError("distill.anchor: only algo 'distill' fits toward an anchor")
             if self.algo == "distill" and self.distill.departure_weight != 1 \
                     and not self.init_from:
                 raise ValueError("distill.departure_weight: the departures are from the network "

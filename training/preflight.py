@@ -41,12 +41,31 @@ def check_named_agents(cfg: RunConfig) -> None:
             named.append(("distill.teacher", teacher))
         if cfg.distill.opening:
             named.append(("distill.opening", cfg.distill.opening))
+        if cfg.distill.anchor:
+            check_anchor(cfg.distill.anchor, cfg.policy.features)
     for field, spec in named:
         try:
             make_agent(spec, seed=0)
         except Exception as err:  # a bad checkpoint raises many types; all are this field's fault
             detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             raise ValueError(f"{field}: {detail}") from err
+
+
+def check_anchor(spec: str, features: bool) -> None:
+    """Raise ``ValueError`` naming ``distill.anchor`` when it is not a network that reads the
+    fitted policy's input rows (``features`` on or off alike)."""
+    from agents.checkpoint import load_network
+    from agents.registry import network_path
+
+    try:
+        _, meta = load_network(network_path(spec))
+    except Exception as err:  # a bad checkpoint raises many types; all are this field's fault
+        detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(f"distill.anchor: {detail}") from err
+    theirs = bool(meta.get("arch_kwargs", {}).get("features", False))
+    if theirs != features:
+        raise ValueError(f"distill.anchor: {spec} reads input rows with features: {theirs}, "
+                         f"the fitted policy with features: {features}")
 
 
 def resume_point(run_dir: Path, arch: str, arch_kwargs: dict[str, Any]) -> int | None:

@@ -12,8 +12,9 @@ restartable:
 * **Fitting.** Cross-entropy of the network's legal-card logits against the teacher's card
   (``imitation_step``), or against a mix of that card and a softmax of the teacher's per-card
   values where it recorded them (``teacher_targets``, ``distill.soft``): the values say how much
-  worse each other card is, which one chosen card cannot. Every ``HELD_OUT_EVERY``-th chunk is
-  kept out to measure agreement.
+  worse each other card is, which one chosen card cannot. With ``distill.anchor`` the loss
+  also holds the network near another one (the previous champion) by the KL divergence of its
+  softmax from the anchor's. Every ``HELD_OUT_EVERY``-th chunk is kept out to measure agreement.
 """
 
 from __future__ import annotations
@@ -135,17 +136,28 @@ def advantage_losses(logits: torch.Tensor, masks: torch.Tensor, margins: torch.T
     return (gaps ** 2).sum(1) / count.squeeze(1), valued.any(1)
 
 
+def anchor_divergences(logits: torch.Tensor, anchor_logits: torch.Tensor) -> torch.Tensor:
+    """Per row (B,): the KL divergence of the network's legal-card softmax from the anchor's
+    (both given as legal logits, ``legal_logits``): the anchor's expected log-odds of each card
+    over the network's, which is large where the network drops a card the anchor plays."""
+    return nn.functional.kl_div(torch.log_softmax(logits, dim=1),
+                                torch.log_softmax(anchor_logits, dim=1),
+                                reduction="none", log_target=True).sum(1)
+
+
 def imitation_step(net: nn.Module, optimizer: torch.optim.Optimizer, inputs: torch.Tensor,
                    masks: torch.Tensor, targets: torch.Tensor,
                    weights: torch.Tensor | None = None, costs: torch.Tensor | None = None,
                    regret: float = 0.0, margins: torch.Tensor | None = None,
-                   advantage: float = 0.0, temperature: float = 1.0) -> float:
+                   advantage: float = 0.0, temperature: float = 1.0,
+                   anchor_logits: torch.Tensor | None = None, anchor: float = 0.0) -> float:
     """One gradient step of cross-entropy against the teacher's cards, ``targets``: card ids (B,)
     or distributions over the cards (B, 52) (``teacher_targets``), plus ``regret`` times the
     network's expected cost of its card where ``costs`` (B, 52) are given (``regret_costs``);
     with ``advantage`` and ``margins``, the rows with values learn ``advantage`` times their
-    ``advantage_losses`` instead of the cross-entropy. Rows weighted by ``weights`` (B,) where
-    given; returns the loss."""
+    ``advantage_losses`` instead of the cross-entropy; with ``anchor`` and ``anchor_logits`` (an
+    anchor network's legal logits), every row adds ``anchor`` times its ``anchor_divergences``.
+    Rows weighted by ``weights`` (B,) where given; returns the loss."""
     logits = legal_logits(net, inputs, masks)
     losses = nn.functional.cross_entropy(logits, targets, reduction="none")
     if costs is not None and regret > 0:
@@ -153,6 +165,8 @@ def imitation_step(net: nn.Module, optimizer: torch.optim.Optimizer, inputs: tor
     if margins is not None and advantage > 0:
         gaps, has = advantage_losses(logits, masks, margins, temperature)
         losses = torch.where(has, advantage * gaps, losses)
+    if anchor_logits is not None and anchor > 0:
+        losses = losses + anchor * anchor_divergences(logits, anchor_logits)
     loss = losses.mean() if weights is None else (weights * losses).sum() / weights.sum()
     optimizer.zero_grad()
     loss.backward()
@@ -229,6 +243,12 @@ class DistillTrainer(Trainer):
                          should_stop=lambda: self.stopping, games=d.chunk_games, ray=d.ray,
                          opening=(d.opening, d.opening_need) if d.opening else None)
         self.start_weights()
+        self.anchor = None
+        if d.anchor:  # checked by preflight.check_anchor before anything was written
+            from agents.checkpoint import load_network
+            from agents.registry import network_path
+
+            self.anchor = load_network(network_path(d.anchor))[0].requires_grad_(False)
         self.logger = self.tensorboard()
         if missing:  # stopped while recording: train() saves step 0 and the run resumes here
             self.data = None
@@ -298,9 +318,14 @@ class DistillTrainer(Trainer):
                                       d.soft, d.temperature)
             weights = None if self.weights is None else torch.from_numpy(self.weights[rows])
             costs = regret_costs(masks, values, d.temperature) if d.regret > 0 else None
-            losses.append(imitation_step(self.network, self.optimizer, torch.from_numpy(inputs),
-                                         masks, targets, weights, costs, d.regret, values,
-                                         d.advantage, d.temperature))
+            inputs = torch.from_numpy(inputs)
+            anchor_logits = None
+            if self.anchor is not None:
+                with torch.no_grad():  # (inference tensors could not be saved for backward)
+                    anchor_logits = legal_logits(self.anchor, inputs, masks)
+            losses.append(imitation_step(self.network, self.optimizer, inputs, masks, targets,
+                                         weights, costs, d.regret, values, d.advantage,
+                                         d.temperature, anchor_logits, d.anchor_weight))
             self.timings["forward"] += t1 - t0
             self.timings["update"] += time.time() - t1
             self.num_timesteps += len(rows)
