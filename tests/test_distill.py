@@ -228,26 +228,37 @@ def test_regret_costs_are_how_far_each_card_is_below_the_teachers_best() -> None
     assert regret_costs(masks, torch.full((2, 52), float("nan")), 0.01) is None
 
 
+#: the legal cards of the one-row fits below (the teacher lays the first)
+FIT_CARDS = [3, 4, 5]
+
+
+def last_cards_probability(steps: int, **terms) -> float:
+    """A linear network's probability of card 5 after ``steps`` of ``imitation_step`` on one row
+    whose legal cards are ``FIT_CARDS`` and whose teacher lays card 3, with the loss's other
+    ``terms``."""
+    from training.algos.distill import imitation_step, legal_logits
+
+    masks = torch.zeros(1, 52, dtype=torch.int8)
+    masks[0, FIT_CARDS] = 1
+    torch.manual_seed(0)
+    inputs, net = torch.randn(1, 8), torch.nn.Linear(8, 52)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.05)
+    for _ in range(steps):
+        imitation_step(net, optimizer, inputs, masks, torch.tensor([3]), **terms)
+    return torch.softmax(legal_logits(net, inputs, masks), 1)[0, 5].item()
+
+
 def test_the_regret_term_moves_the_network_toward_the_cheaper_cards() -> None:
     """With the teacher's card fixed, the expected-regret term lowers the probability of the
     costliest legal card more than cross-entropy alone does."""
-    from training.algos.distill import imitation_step, legal_logits, regret_costs
+    from training.algos.distill import regret_costs
 
     masks = torch.zeros(1, 52, dtype=torch.int8)
-    masks[0, [3, 4, 5]] = 1
+    masks[0, FIT_CARDS] = 1
     margins = torch.full((1, 52), float("nan"))
-    margins[0, [3, 4, 5]] = torch.tensor([0.52, 0.51, 0.30])
+    margins[0, FIT_CARDS] = torch.tensor([0.52, 0.51, 0.30])
     costs = regret_costs(masks, margins, 0.01)
-    inputs = torch.randn(1, 8)
-    probabilities = []
-    for regret in (0.0, 1.0):
-        torch.manual_seed(0)
-        net = torch.nn.Linear(8, 52)
-        optimizer = torch.optim.SGD(net.parameters(), lr=0.05)
-        for _ in range(5):
-            imitation_step(net, optimizer, inputs, masks, torch.tensor([3]), None, costs, regret)
-        probabilities.append(torch.softmax(legal_logits(net, inputs, masks), 1)[0, 5].item())
-    assert probabilities[1] < probabilities[0]
+    assert last_cards_probability(5, costs=costs, regret=1.0) < last_cards_probability(5)
 
 
 def test_soft_targets_refuse_a_recording_without_values(tmp_path: Path) -> None:
@@ -371,23 +382,10 @@ def test_the_anchor_term_is_the_kl_divergence_from_the_anchor() -> None:
 def test_the_anchor_holds_the_fit_near_the_anchors_cards() -> None:
     """With the teacher's card fixed, an anchor that prefers another card keeps more of that
     card's probability than cross-entropy alone does."""
-    from training.algos.distill import imitation_step, legal_logits
-
-    masks = torch.zeros(1, 52, dtype=torch.int8)
-    masks[0, [3, 4, 5]] = 1
     anchor = torch.full((1, 52), -1e9)
-    anchor[0, [3, 4, 5]] = torch.tensor([0.0, 0.0, 3.0])
-    inputs = torch.randn(1, 8)
-    probabilities = []
-    for weight in (0.0, 1.0):
-        torch.manual_seed(0)
-        net = torch.nn.Linear(8, 52)
-        optimizer = torch.optim.SGD(net.parameters(), lr=0.05)
-        for _ in range(20):
-            imitation_step(net, optimizer, inputs, masks, torch.tensor([3]),
-                           anchor_logits=anchor, anchor=weight)
-        probabilities.append(torch.softmax(legal_logits(net, inputs, masks), 1)[0, 5].item())
-    assert probabilities[1] > probabilities[0] + 0.05
+    anchor[0, FIT_CARDS] = torch.tensor([0.0, 0.0, 3.0])
+    held = last_cards_probability(20, anchor_logits=anchor, anchor=1.0)
+    assert held > last_cards_probability(20) + 0.05
 
 
 def test_an_anchored_run_fits_toward_its_anchor(tmp_path: Path) -> None:
