@@ -361,14 +361,14 @@ def test_the_anchor_term_is_the_kl_divergence_from_the_anchor() -> None:
     from training.algos.distill import anchor_divergences, imitation_step, legal_logits
 
     masks = torch.zeros(2, 52, dtype=torch.int8)
-    masks[:, [3, 4, 5]] = 1
+    masks[:, FIT_CARDS] = 1
     torch.manual_seed(0)
     net = torch.nn.Linear(8, 52)
     inputs = torch.randn(2, 8)
     logits = legal_logits(net, inputs, masks).detach()
     assert anchor_divergences(logits, logits + 2.0).tolist() == pytest.approx([0.0, 0.0], abs=1e-6)
     anchor = legal_logits(torch.nn.Linear(8, 52), inputs, masks).detach()
-    p, q = (torch.softmax(x[:, [3, 4, 5]], 1) for x in (anchor, logits))
+    p, q = (torch.softmax(x[:, FIT_CARDS], 1) for x in (anchor, logits))
     by_hand = (p * (p.log() - q.log())).sum(1)
     assert anchor_divergences(logits, anchor) == pytest.approx(by_hand, rel=1e-5)
     assert (by_hand > 0).all()

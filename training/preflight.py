@@ -4,6 +4,8 @@ its field instead of in worker tracebacks or at the first evaluation."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -44,11 +46,19 @@ def check_named_agents(cfg: RunConfig) -> None:
         if cfg.distill.anchor:
             check_anchor(cfg.distill.anchor, cfg.policy.features)
     for field, spec in named:
-        try:
+        with field_error(field):
             make_agent(spec, seed=0)
-        except Exception as err:  # a bad checkpoint raises many types; all are this field's fault
-            detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            raise ValueError(f"{field}: {detail}") from err
+
+
+@contextmanager
+def field_error(field: str) -> Iterator[None]:
+    """Turn any error in the block into one ``ValueError`` line naming the config ``field``: a
+    bad checkpoint raises many types, and all of them are that field's fault."""
+    try:
+        yield
+    except Exception as err:
+        detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(f"{field}: {detail}") from err
 
 
 def check_anchor(spec: str, features: bool) -> None:
@@ -57,12 +67,9 @@ def check_anchor(spec: str, features: bool) -> None:
     from agents.checkpoint import load_network
     from agents.registry import network_path
 
-    try:
+    with field_error("distill.anchor"):
         _, meta = load_network(network_path(spec))
-    except Exception as err:  # a bad checkpoint raises many types; all are this field's fault
-        detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ValueError(f"distill.anchor: {detail}") from err
-    theirs = bool(meta.get("arch_kwargs", {}).get("features", False))
+    theirs = bool(meta.get("arch_kwargs", {}).get("features"))
     if theirs != features:
         raise ValueError(f"distill.anchor: {spec} reads input rows with features: {theirs}, "
                          f"the fitted policy with features: {features}")
