@@ -13,7 +13,7 @@ from torch import nn
 
 from .base import legal_cards
 from .checkpoint import load_network
-from .networks import ACTION_N, network_input, network_input_batch
+from .networks import ACTION_N, network_input, network_input_batch, reads_features
 
 
 def legal_argmax(scores: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -89,10 +89,11 @@ class LearnedAgent:
         pass
 
 
-def load_learned_agent(path: str | Path, seed: int | None = None,
-                       deterministic: bool = True) -> LearnedAgent:
-    """The agent stored at ``path`` (a checkpoint folder, a file in one, or a run folder)."""
+def load_learned_agent(path: str | Path, seed: int | None = None, deterministic: bool = True,
+                       name: str | None = None) -> LearnedAgent:
+    """The agent stored at ``path`` (a checkpoint folder, a file in one, or a run folder), named
+    ``name`` or else by its checkpoint."""
     net, meta = load_network(path)
-    name = meta.get("name") or Path(path).name
-    return LearnedAgent(net, features=bool(meta.get("arch_kwargs", {}).get("features")),
-                        name=name, seed=seed, deterministic=deterministic)
+    return LearnedAgent(net, features=reads_features(meta),
+                        name=name or meta.get("name") or Path(path).name, seed=seed,
+                        deterministic=deterministic)

@@ -417,7 +417,7 @@ def check_pool(features: Any, members: Any, weights: Any, discard_weights: Any =
             raise ValueError(f"a pool member must be {{'arch': one of "
                              f"{', '.join(a for a in ARCHITECTURES if a != 'pool')}, "
                              f"'arch_kwargs': {{...}}}}, got {member!r}")
-        if bool(member.get("arch_kwargs", {}).get("features")) != features:
+        if reads_features(member) != features:
             raise ValueError(f"a pool member reads features={not features}, the pool "
                              f"features={features}: its members must read the same input row")
 
@@ -481,6 +481,12 @@ def widen_into(network: nn.Module, state: dict[str, torch.Tensor]) -> None:
         tensor[tuple(slice(0, n) for n in theirs.shape)] = theirs
         widened[name] = tensor
     network.load_state_dict(widened)
+
+
+def reads_features(spec: dict[str, Any]) -> bool:
+    """Whether the network a spec or a checkpoint's meta describes (``{"arch_kwargs": {...}}``)
+    reads the per-card features after the observation (``network_input``'s ``features``)."""
+    return bool(spec.get("arch_kwargs", {}).get("features"))
 
 
 def build_network(arch: str, **kwargs: Any) -> nn.Module:

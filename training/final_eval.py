@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agents.checkpoint import load_network, resolve_checkpoint
-from agents.learned import LearnedAgent
+from agents.checkpoint import resolve_checkpoint
+from agents.learned import load_learned_agent
 
 from .config import RunConfig
 
@@ -18,8 +18,7 @@ def final_evaluations(cfg: RunConfig, run_dir: Path) -> list[dict[str, Any]]:
     from .evaluate import evaluate
 
     best = resolve_checkpoint(run_dir)
-    net, meta = load_network(best)
-    agent = LearnedAgent(net, bool(meta["arch_kwargs"].get("features")), name=best.name)
+    agent = load_learned_agent(best, name=best.name)
     return [evaluate(agent, opponent, games=cfg.eval.final_games, seed=cfg.eval.seed,
                      progress=True).to_dict()
             for opponent in cfg.eval.opponents]

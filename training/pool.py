@@ -23,7 +23,7 @@ from torch import nn
 
 from agents.checkpoint import POLICY_FILE, CheckpointError, load_network, resolve_checkpoint, save_checkpoint
 from agents.endgame import ENDGAME_NEED
-from agents.networks import LogitPool
+from agents.networks import LogitPool, reads_features
 from agents.registry import network_path
 
 
@@ -118,7 +118,7 @@ def pool_checkpoint(out: Path, members: list[Member], name: str | None = None,
               for entry in _members(path, Weights(
                   weight, weight if not rest or rest[0] is None else rest[0],
                   rest[1] if len(rest) > 1 else None), need)]
-    features = {bool(spec.get("arch_kwargs", {}).get("features")) for spec, *_ in loaded}
+    features = {reads_features(spec) for spec, *_ in loaded}
     if len(features) != 1:
         raise CheckpointError("the members read different input rows (some with card features, "
                               "some without): a pool's members must read the same row")

@@ -65,11 +65,12 @@ def check_anchor(spec: str, features: bool) -> None:
     """Raise ``ValueError`` naming ``distill.anchor`` when it is not a network that reads the
     fitted policy's input rows (``features`` on or off alike)."""
     from agents.checkpoint import load_network
+    from agents.networks import reads_features
     from agents.registry import network_path
 
     with field_error("distill.anchor"):
         _, meta = load_network(network_path(spec))
-    theirs = bool(meta.get("arch_kwargs", {}).get("features"))
+    theirs = reads_features(meta)
     if theirs != features:
         raise ValueError(f"distill.anchor: {spec} reads input rows with features: {theirs}, "
                          f"the fitted policy with features: {features}")

@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from agents.base import Agent
-from agents.checkpoint import META_FILE, load_network
+from agents.checkpoint import META_FILE
 from agents.files import remove_folder
-from agents.learned import LearnedAgent
+from agents.learned import LearnedAgent, load_learned_agent
 from agents.registry import make_agent
 
 SNAPSHOT_PREFIX = "step_"
@@ -89,9 +89,7 @@ class SelfPlayPool:
         if key not in self.cache:
             if len(self.cache) >= self.cache_size:
                 self.cache.pop(next(iter(self.cache)))
-            net, meta = load_network(path)
-            features = bool(meta.get("arch_kwargs", {}).get("features"))
-            self.cache[key] = LearnedAgent(net, features, name=f"self:{key}")
+            self.cache[key] = load_learned_agent(path, name=f"self:{key}")
         return self.cache[key]
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
