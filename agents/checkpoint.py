@@ -278,13 +278,15 @@ def load_training_state(folder: Path) -> tuple[dict[str, Any], dict[str, Any], d
     except (KeyError, IndexError, TypeError, ValueError, OverflowError, RuntimeError) as err:
         raise CheckpointError(f"checkpoint {folder}: {RNG_FILE} does not hold the Python, NumPy "
                               f"and Torch generator states this build writes ({type(err).__name__}: "
-                              f"{_first_line(err)})") from err
+                              f"{first_line(err)})") from err
     return meta, optimizer, rng
 
 
-def _first_line(err: BaseException) -> str:
+def first_line(err: BaseException, empty: str = "no detail") -> str:
+    """An error's message cut to its first line (``empty`` when it has none), for one-line
+    reports of errors raised deep inside a load."""
     text = str(err).strip()
-    return text.splitlines()[0] if text else "no detail"
+    return text.splitlines()[0] if text else empty
 
 
 def _same_network(meta: dict[str, Any], arch: str, arch_kwargs: dict[str, Any],

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from agents.checkpoint import check_resume
+from agents.checkpoint import check_resume, first_line
 
 from .config import SELF, RunConfig
 from .recovery import recover_run
@@ -57,8 +57,7 @@ def field_error(field: str) -> Iterator[None]:
     try:
         yield
     except Exception as err:
-        detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ValueError(f"{field}: {detail}") from err
+        raise ValueError(f"{field}: {first_line(err, type(err).__name__)}") from err
 
 
 def check_anchor(spec: str, features: bool) -> None:
