@@ -19,7 +19,9 @@ CHAMPION_PATH = SHIPPED_CHECKPOINTS / "champion"
 #: expert iteration starts from it unless ``exit.start`` names another
 PREVIOUS_CHAMPION_PATH = SHIPPED_CHECKPOINTS / "exit_default_gen3"
 #: the network ``champion-search`` searches with unless ``net=`` names another: the expert
-#: distilled (the champion before expert iteration), the network its measured figures rest on
+#: distilled (the champion before expert iteration). The search uses it above all as its model of
+#: the opponent, and it predicts the expert's cards best of the shipped networks, so the search
+#: over it beats the search over the stronger players (56.0% to 54.6% over exit_default_gen3)
 SEARCH_NETWORK_PATH = SHIPPED_CHECKPOINTS / "distilled"
 
 
