@@ -30,7 +30,7 @@ from torch import nn
 
 from crib_env.cards import N_CARDS, N_RANKS, N_SUITS, RANK, SUIT, VALUE
 from crib_env.game import Phase
-from crib_env.observation import COUNT_SCALE, MAX_SEQUENCE, OBS_SIZE, SEEN_SETS, SLICES
+from crib_env.observation import COUNT_SCALE, MAX_SEQUENCE, OBS_SIZE, SEEN_SETS, SLICES, phase_column
 
 #: the output of cards that are not in the hand (never legal, so never chosen)
 NOT_A_CANDIDATE = -1.0e4
@@ -155,4 +155,4 @@ class AfterstateNet(nn.Module):
 
 def _playing(obs: torch.Tensor) -> torch.Tensor:
     """1.0 for rows in the play phase (a card moved is laid), else 0.0 (discarded)."""
-    return obs[:, SLICES["phase"].start + int(Phase.PLAY)]
+    return obs[:, phase_column(Phase.PLAY)]

@@ -16,7 +16,15 @@ from torch import nn
 
 from crib_env.cards import MAX_VALUE, N_CARDS, N_RANKS, N_SUITS, RANK, SUIT, VALUE
 from crib_env.game import Phase
-from crib_env.observation import COUNT_SCALE, MAX_SEQUENCE, OBS_SIZE, SCORE_SCALE, SEEN_SETS, SLICES
+from crib_env.observation import (
+    COUNT_SCALE,
+    MAX_SEQUENCE,
+    OBS_SIZE,
+    SCORE_SCALE,
+    SEEN_SETS,
+    SLICES,
+    phase_column,
+)
 from crib_env.rules import count_after, count_restarts, fifteen_points, fits, thirty_one_points
 from crib_env.scoring import score_hands
 
@@ -350,11 +358,11 @@ class LogitPool(nn.Module):
 
 
 #: the input row's column that is 1 in the discard phase (the observation comes first)
-_DISCARD_PHASE = SLICES["phase"].start
+_DISCARD_PHASE = phase_column(Phase.DISCARD)
 _SCORES, _TARGET = SLICES["scores"].start, SLICES["target"].start
 _PEG_POINTS = FEATURE_NAMES.index("peg_points")
 _NEW_COUNT, _LEGAL = FEATURE_NAMES.index("new_count"), FEATURE_NAMES.index("legal")
-_PLAY_PHASE = SLICES["phase"].start + Phase.PLAY
+_PLAY_PHASE = phase_column(Phase.PLAY)
 _IS_DEALER = SLICES["is_dealer"].start
 #: ``CardNet(show=True)`` scales: the most a show can score, and the crib table's unit
 SHOW_SCALE, CRIB_SCALE = 29.0, 10.0

@@ -16,7 +16,7 @@ from agents.greedy import GreedyAgent
 from agents.standard import StandardAgent
 from crib_env import fast
 from crib_env.game import Phase
-from crib_env.observation import SLICES
+from crib_env.observation import phase_column
 
 
 def positions(rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -48,7 +48,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     observations, masks = positions(args.rows, seed=0)
-    discard = observations[:, SLICES["phase"].start + Phase.DISCARD] == 1
+    discard = observations[:, phase_column(Phase.DISCARD)] == 1
     rng = np.random.default_rng(1)
     sets = {}
     for label, pool in (("discard", np.flatnonzero(discard)), ("play", np.flatnonzero(~discard)),

@@ -27,7 +27,7 @@ from agents.files import atomic_write_text, check_output_file
 from agents.networks import near_the_end
 from agents.registry import make_agent
 from crib_env.game import Phase
-from crib_env.observation import SLICES
+from crib_env.observation import phase_column
 from training.evaluate import evaluate
 from training.per_row import is_stateless
 
@@ -56,7 +56,7 @@ class EndGameSwap:
 
     def swapped(self, observations: np.ndarray) -> np.ndarray:
         """Which rows are in ``phase`` near the end of the game (the pools' end-game test)."""
-        in_phase = observations[:, SLICES["phase"].start + self.phase] > 0
+        in_phase = observations[:, phase_column(self.phase)] > 0
         return in_phase & near_the_end(torch.from_numpy(observations), ENDGAME_NEED)[:, 0].numpy()
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:

@@ -25,7 +25,7 @@ from agents.learned import legal_softmax, load_learned_agent
 from agents.registry import network_path
 from crib_env.cards import N_RANKS, N_SUITS
 from crib_env.game import Phase
-from crib_env.observation import SLICES
+from crib_env.observation import phase_column
 from training.algos.distill_recording import record_chunk
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -48,7 +48,7 @@ def main() -> None:
     torch.set_num_threads(1)
     chunk = record_chunk(args.opponent, args.against, args.seed, 0, args.games)
     obs, masks, cards = chunk["obs"], chunk["masks"].astype(np.int64), chunk["cards"]
-    playing = obs[:, SLICES["phase"].start + Phase.PLAY] > 0.5
+    playing = obs[:, phase_column(Phase.PLAY)] > 0.5
     choice = playing & (by_rank(masks, np.max).sum(axis=1) > 1)
     obs, masks, ranks = obs[choice], masks[choice], cards[choice].astype(np.int64) % N_RANKS
     print(f"# {args.opponent}'s {len(ranks):,} play decisions with two or more legal ranks, "

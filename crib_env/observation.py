@@ -71,6 +71,11 @@ OBS_SIZE: int = sum(size for _, size in LAYOUT)
 #: (agents.networks' card tokens, agents.afterstate's blocks): reordering changes their inputs
 SEEN_SETS: tuple[str, ...] = ("hand", "discards", "starter", "played_own", "played_opp")
 
+
+def phase_column(phase: Phase) -> int:
+    """The observation's column that is 1 while the game is in ``phase`` (one-hot phase block)."""
+    return SLICES["phase"].start + int(phase)
+
 _SEQ0 = SLICES["sequence"].start
 
 

@@ -21,10 +21,10 @@ from agents.pegging import Board, endgame_mode
 from agents.standard import StandardAgent
 from crib_env import fast
 from crib_env.game import Phase
-from crib_env.observation import OBS_SIZE, SCORE_SCALE, SLICES, decode
+from crib_env.observation import OBS_SIZE, SCORE_SCALE, SLICES, decode, phase_column
 
 TARGET = SLICES["target"].start
-DISCARD_PHASE = SLICES["phase"].start + Phase.DISCARD
+DISCARD_PHASE = phase_column(Phase.DISCARD)
 
 
 def play_positions(games: int, target: int, seed: int, moves: int) -> tuple[np.ndarray, np.ndarray]:

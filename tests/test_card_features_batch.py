@@ -8,8 +8,9 @@ import pytest
 from agents.card_features import N_CARD_FEATURES, card_features
 from agents.card_features_kernels import card_features_batch
 from agents.networks import network_input, network_input_batch
-from crib_env.fast import P_DISCARD, P_GAME_OVER, P_PLAY, GameBatch
-from crib_env.observation import OBS_SIZE, SLICES
+from crib_env.fast import P_DISCARD, P_PLAY, GameBatch
+from crib_env.game import Phase
+from crib_env.observation import OBS_SIZE, SLICES, phase_column
 
 HAND, DISCARDS, COUNT = SLICES["hand"], SLICES["discards"], SLICES["count"]
 PLAYED_OPP, OPP_LEFT = SLICES["played_opp"], SLICES["opp_cards_left"]
@@ -82,7 +83,7 @@ def test_finished_games_with_a_mask_set_only_the_legal_column():
     while not games.over.all():
         games.step(games.random_actions())
     obs = games.observe(0)
-    assert (obs[:, SLICES["phase"].start + P_GAME_OVER] == 1).all()
+    assert (obs[:, phase_column(Phase.GAME_OVER)] == 1).all()
     masks = np.ones((4, 52), dtype=bool)
     np.testing.assert_array_equal(card_features_batch(obs, masks), one_row(obs, masks))
 

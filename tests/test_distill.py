@@ -14,7 +14,8 @@ from agents.base import RandomAgent
 from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
 from agents.learned import load_learned_agent
-from crib_env.observation import OBS_SIZE, SCORE_SCALE, SLICES
+from crib_env.game import Phase
+from crib_env.observation import OBS_SIZE, SCORE_SCALE, SLICES, phase_column
 from training.algos.distill import teacher_targets
 from training.algos.distill_recording import (
     CHUNK_GAMES,
@@ -188,7 +189,7 @@ def test_the_expert_records_its_value_of_every_legal_card() -> None:
     valued = ~np.isnan(margins).all(axis=1)
     assert valued.sum() > 10 and (~valued).sum() > 10
     assert (~np.isnan(margins[valued]) == masks[valued]).all()  # exactly the legal cards
-    discard_phase = np.asarray(recorder.obs)[:, SLICES["phase"]][:, 0] > 0.5
+    discard_phase = np.asarray(recorder.obs)[:, phase_column(Phase.DISCARD)] > 0.5
     assert not valued[discard_phase].any()
     for row, card in zip(margins[valued], np.asarray(recorder.cards)[valued], strict=True):
         assert row[card] >= np.nanmax(row) - expert.tolerance - 1e-6

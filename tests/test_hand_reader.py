@@ -18,7 +18,8 @@ from agents.reader import (
     uniform_probabilities,
     unseen_cards,
 )
-from crib_env.observation import SEEN_SETS, SLICES
+from crib_env.game import Phase
+from crib_env.observation import SEEN_SETS, SLICES, phase_column
 from training.hand_reader import main as hand_reader_main
 from training.hand_reader import record_chunk
 
@@ -35,7 +36,7 @@ def test_the_recording_keeps_the_opponents_real_held_cards(chunk):
     assert not (held * seen).any()  # never a card the seat has seen
     opp_left = np.round(obs[:, SLICES["opp_cards_left"]][:, 0] * 6)
     assert (held.sum(axis=1) == opp_left).all() and (opp_left >= 1).all()
-    assert (obs[:, SLICES["phase"]][:, 1] == 1).all()  # the play only
+    assert (obs[:, phase_column(Phase.PLAY)] == 1).all()  # the play only
     again = record_chunk("random", "greedy", seed=3, number=0, games=6)
     assert np.array_equal(again["held"], held) and np.array_equal(again["obs"], obs)
 

@@ -12,8 +12,8 @@ import torch
 from agents.checkpoint import save_checkpoint
 from agents.learned import legal_argmax, load_learned_agent
 from agents.networks import build_network, network_input_batch
-from crib_env.game import Game
-from crib_env.observation import SLICES, encode
+from crib_env.game import Game, Phase
+from crib_env.observation import SLICES, encode, phase_column
 from training.pool import main, parse_member, pool_checkpoint
 
 KWARGS = {"features": True, "hidden": 16, "context": 16, "embed": 4, "attention": 1}
@@ -131,7 +131,7 @@ def test_member_text_and_command_line_errors(tmp_path, members, capsys):
 def test_a_pool_with_discard_weights_throws_as_one_network_and_plays_as_another(tmp_path,
                                                                               members):
     obs, masks = _decisions(rows=80, seed=7)
-    discarding = obs[:, SLICES["phase"].start] == 1
+    discarding = obs[:, phase_column(Phase.DISCARD)] == 1
     assert discarding.any() and (~discarding).any()
     split = load_learned_agent(pool_checkpoint(
         tmp_path / "split", [(members[0], 1.0, 0.0), (members[1], 0.0, 1.0), (members[2], 1.0, 3.0)]))
@@ -165,7 +165,7 @@ def _with_scores(obs, scores):
 def test_a_pool_with_endgame_weights_hands_the_end_of_the_game_to_other_networks(tmp_path,
                                                                                  members):
     obs, masks = _decisions(rows=80, seed=7)
-    discarding = obs[:, SLICES["phase"].start] == 1
+    discarding = obs[:, phase_column(Phase.DISCARD)] == 1
     # the board per row: far from the end, exactly 30 short (the end), 31 short (not yet)
     rng = np.random.default_rng(0)
     scores = rng.choice([(10, 40), (91, 20), (60, 90), (20, 111)], size=len(obs))

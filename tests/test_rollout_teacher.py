@@ -13,7 +13,7 @@ from agents.learned import load_learned_agent
 from agents.registry import CHAMPION_PATH
 from crib_env import fast
 from crib_env.game import Game, Phase
-from crib_env.observation import SCORE_SCALE, SLICES
+from crib_env.observation import SCORE_SCALE, SLICES, phase_column
 from training.algos.distill import advantage_losses, imitation_step, legal_logits
 from training.algos.rollout_teacher import (
     RolloutSettings,
@@ -155,7 +155,7 @@ def test_a_chunk_is_a_function_of_seed_and_number_and_values_every_legal_card_of
     assert not np.array_equal(first["cards"][:40], other["cards"][:40])
     masks, margins, cards = first["masks"] > 0, first["margins"], first["cards"]
     assert (masks.sum(axis=1) > 1).all() and masks[np.arange(len(cards)), cards].all()
-    discarding = first["obs"][:, SLICES["phase"]][:, 0] > 0.5
+    discarding = first["obs"][:, phase_column(Phase.DISCARD)] > 0.5
     valued = ~np.isnan(margins).all(axis=1)
     assert np.array_equal(valued, ~discarding)  # every play decision, no discard
     assert (~np.isnan(margins[valued]) == masks[valued]).all()  # exactly the legal cards
@@ -176,7 +176,7 @@ def test_need_keeps_and_values_only_the_decisions_near_the_end():
     # the same games (the rollouts do not change the real game's cards): the near-end decisions
     assert np.array_equal(near["obs"], full["obs"][ending])
     assert np.array_equal(near["cards"], full["cards"][ending])
-    playing = near["obs"][:, SLICES["phase"]][:, 0] < 0.5
+    playing = near["obs"][:, phase_column(Phase.DISCARD)] < 0.5
     assert (~np.isnan(near["margins"][playing]) == (near["masks"][playing] > 0)).all()
     with pytest.raises(ValueError, match="need"):
         RolloutSettings.parse("rollouts:need=-1")
@@ -241,7 +241,7 @@ def test_a_chunk_with_throws_values_every_discard_by_its_throws_and_no_play():
     for key in ("obs", "masks", "cards", "margins"):
         assert np.array_equal(first[key], again[key], equal_nan=True)
     masks, margins, cards = first["masks"] > 0, first["margins"], first["cards"]
-    discarding = first["obs"][:, SLICES["phase"]][:, 0] > 0.5
+    discarding = first["obs"][:, phase_column(Phase.DISCARD)] > 0.5
     valued = ~np.isnan(margins).all(axis=1)
     assert not valued[~discarding].any()  # no play decision
     assert valued[discarding].mean() > 0.9  # all but the deals won at the cut

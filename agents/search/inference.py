@@ -19,7 +19,7 @@ from numba import njit
 
 from crib_env.cards import N_CARDS, VALUE_ARRAY
 from crib_env.game import HAND_SIZE, Phase
-from crib_env.observation import COUNT_SCALE, OBS_SIZE, SCORE_SCALE, SLICES
+from crib_env.observation import COUNT_SCALE, OBS_SIZE, SCORE_SCALE, SLICES, phase_column
 from crib_env.rule_kernels import fits
 
 from ..learned import legal_softmax
@@ -29,11 +29,11 @@ _VALUE = VALUE_ARRAY.astype(np.int64)
 _N_CARDS = N_CARDS
 _HAND_SIZE = HAND_SIZE
 _OBS_SIZE = OBS_SIZE
-_PLAY = int(Phase.PLAY)
+_PLAY_COLUMN = phase_column(Phase.PLAY)
 _HAND0, _DISC0, _STARTER0 = SLICES["hand"].start, SLICES["discards"].start, SLICES["starter"].start
 _OWN0, _OPP0, _SEQ0 = (SLICES["played_own"].start, SLICES["played_opp"].start,
                        SLICES["sequence"].start)
-_COUNT, _PHASE0, _DEALER = SLICES["count"].start, SLICES["phase"].start, SLICES["is_dealer"].start
+_COUNT, _DEALER = SLICES["count"].start, SLICES["is_dealer"].start
 _SCORES0, _TARGET = SLICES["scores"].start, SLICES["target"].start
 _LEFT, _GO = SLICES["opp_cards_left"].start, SLICES["opp_said_go"].start
 _COUNT_SCALE = COUNT_SCALE
@@ -82,7 +82,7 @@ def opponent_observations(kept: np.ndarray, discards: np.ndarray, history: PlayH
                 obs[r, _SEQ0 + j * _N_CARDS + history.seq[d, j]] = 1.0
             obs[r, _STARTER0 + starter] = 1.0
             obs[r, _COUNT] = count / _COUNT_SCALE
-            obs[r, _PHASE0 + _PLAY] = 1.0
+            obs[r, _PLAY_COLUMN] = 1.0
             obs[r, _DEALER] = 1.0 if opp_deals else 0.0
             obs[r, _SCORES0] = opp_score / _SCORE_SCALE
             obs[r, _SCORES0 + 1] = own_score / _SCORE_SCALE

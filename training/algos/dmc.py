@@ -30,7 +30,7 @@ from agents.base import random_legal_cards
 from agents.learned import legal_argmax
 from crib_env.cards import N_CARDS
 from crib_env.game import Phase
-from crib_env.observation import SLICES
+from crib_env.observation import phase_column
 from crib_env.vector import DEAL_POINT_FIELDS
 
 from ..trainer import Trainer, initial_network, progress_bar
@@ -39,7 +39,7 @@ from ..trainer import Trainer, initial_network, progress_bar
 MAX_DECISIONS_PER_DEAL = 6
 #: targets are points / RETURN_SCALE, so a network's outputs stay near unit size
 RETURN_SCALE = 10.0
-_PLAYING = SLICES["phase"].start + int(Phase.PLAY)
+_PLAYING = phase_column(Phase.PLAY)
 _HAND0, _CRIB, _DEALER = (DEAL_POINT_FIELDS.index(f) for f in ("hand0", "crib", "dealer"))
 #: decisions of each update on which the greedy policy is compared before and after it
 POLICY_PROBE = 4096
