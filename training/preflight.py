@@ -27,13 +27,12 @@ def check_named_agents(cfg: RunConfig) -> None:
     named.append(("selfplay.fallback", cfg.selfplay.fallback))
     named += [(f"eval.opponents[{i}]", name) for i, name in enumerate(cfg.eval.opponents)]
     if cfg.algo == "distill":
-        from .algos.rollout_teacher import RolloutSettings, is_rollout_teacher
+        from .algos.rollout_teacher import NO_OPENING, RolloutSettings, is_rollout_teacher
 
         teacher = cfg.distill.teacher
         if is_rollout_teacher(teacher):  # not an agent: its network is what must load
             if cfg.distill.opening:
-                raise ValueError("distill.opening: the rollouts teacher records whole games; "
-                                 "leave distill.opening unset")
+                raise ValueError(NO_OPENING)
             try:
                 settings = RolloutSettings.parse(teacher)
             except ValueError as err:

@@ -93,11 +93,11 @@ def record_chunk(teacher: str, opponent: str, seed: int, number: int,
     ``rollout_teacher.record_rollout_chunk``). ``opening``: (agent, need): that agent plays both
     seats until a deal starts with either player within ``need`` points of the target, and only
     the rest of each game is recorded (``eval_play.Opening``)."""
-    from .rollout_teacher import is_rollout_teacher, record_rollout_chunk
+    from .rollout_teacher import NO_OPENING, is_rollout_teacher, record_rollout_chunk
 
     if is_rollout_teacher(teacher):
         if opening is not None:
-            raise ValueError("distill.opening: the rollouts teacher records whole games")
+            raise ValueError(NO_OPENING)
         return record_rollout_chunk(teacher, opponent, seed, number, games)
     started = time.perf_counter()
     chunk_seed = derive_seed(seed, "distill", number)

@@ -97,6 +97,11 @@ class RolloutSettings:
         return parse_settings(cls, ROLLOUT_TEACHER, text, "rollouts:net=champion,opponent=rival")
 
 
+#: a rollouts teacher values every card of a game from its real deal, so it cannot start where an
+#: opening agent left the game (the error of preflight and of ``record_chunk``)
+NO_OPENING = "distill.opening: the rollouts teacher records whole games; leave distill.opening unset"
+
+
 def is_rollout_teacher(spec: str) -> bool:
     return spec.partition(":")[0] == ROLLOUT_TEACHER
 
