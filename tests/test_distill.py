@@ -341,6 +341,43 @@ def test_a_recording_with_an_opening_is_another_recording(tmp_path: Path) -> Non
         record_chunk("rollouts", "greedy", seed=1, number=0, games=1, opening=("greedy", 30))
 
 
+def test_a_player_lays_the_cards_and_the_teacher_labels_its_positions(tmp_path: Path) -> None:
+    """DAgger (``distill.player``): the recorded positions are those of the player's own games,
+    the recorded cards the teacher's choice at each of them."""
+    from agents.registry import SEARCH_NETWORK_PATH
+    from agents.standard import StandardAgent
+
+    player = str(SEARCH_NETWORK_PATH)  # a network: its cards do not depend on a seed
+    own = record_chunk(player, "greedy", seed=3, number=0, games=2)
+    labelled = record_chunk("standard", "greedy", seed=3, number=0, games=2, player=player)
+    for key in ("obs", "masks"):  # the network's games, position by position
+        np.testing.assert_array_equal(labelled[key], own[key])
+    standard = StandardAgent()  # stateless: its card follows from the position alone
+    assert labelled["cards"].tolist() == [standard.act(o, m) for o, m in
+                                          zip(labelled["obs"], labelled["masks"], strict=True)]
+    assert (labelled["cards"] != own["cards"]).any()
+    # a recording folder keeps to its player
+    assert record(tmp_path / "rec", "standard", ["greedy"], 1, seed=3, progress=False, games=1,
+                  player=player) == 0
+    assert json.loads((tmp_path / "rec" / "recording.json").read_text())["player"] == player
+    with pytest.raises(ValueError, match="holds a recording of"):
+        record(tmp_path / "rec", "standard", ["greedy"], 1, seed=3, progress=False, games=1)
+    with pytest.raises(ValueError, match="distill.player: the rollouts teacher"):
+        record_chunk("rollouts", "greedy", seed=1, number=0, games=1, player=player)
+
+
+def test_a_bad_player_is_refused_before_anything_is_recorded(tmp_path: Path) -> None:
+    base = distill_config(tmp_path)
+    bad = parse_config({**base, "distill": {**base["distill"], "player": "nosuchagent"}})
+    with pytest.raises(ValueError, match="distill.player: .*nosuchagent"):
+        train(bad, output_dir=tmp_path / "runs")
+    rollouts = parse_config({**base, "distill": {**base["distill"], "player": "greedy",
+                                                "teacher": "rollouts"}})
+    with pytest.raises(ValueError, match="distill.player: the rollouts teacher's network plays"):
+        train(rollouts, output_dir=tmp_path / "runs")
+    assert not (tmp_path / "rec").exists() and not list((tmp_path / "runs").glob("*"))
+
+
 def test_a_bad_opening_is_refused_before_anything_is_recorded(tmp_path: Path) -> None:
     base = distill_config(tmp_path)
     bad = parse_config({**base, "distill": {**base["distill"], "opening": "nosuchagent"}})

@@ -277,6 +277,25 @@ def test_a_recording_with_an_opening_on_ray_equals_the_local_one(local_ray, tmp_
                 np.testing.assert_array_equal(a[key], b[key])
 
 
+@needs_ray
+@pytest.mark.slow
+def test_a_recording_with_a_player_on_ray_equals_the_local_one(local_ray, tmp_path):
+    """The player's checkpoint travels to the workers like the teacher's: the same chunks."""
+    import numpy as np
+
+    from training.algos.distill_recording import CHUNK_PATTERN, record
+
+    for where, ray in (("local", None), ("ray", "local")):
+        assert record(tmp_path / where, "standard", ["greedy"], 2, seed=4, progress=False,
+                      games=2, ray=ray, player=str(CHAMPION_PATH)) == 0
+    for k in range(2):
+        with np.load(tmp_path / "local" / CHUNK_PATTERN.format(k)) as a, \
+                np.load(tmp_path / "ray" / CHUNK_PATTERN.format(k)) as b:
+            assert len(a["cards"]) > 10
+            for key in ("obs", "masks", "cards"):
+                np.testing.assert_array_equal(a[key], b[key])
+
+
 def test_search_specs_ship_their_network(tmp_path):
     from training.ray_record import _search_network, _with_network, shipped_files
 

@@ -213,6 +213,10 @@ class DistillConfig(_Section):
         "distill.opening_need points of the target: only the end of each game is recorded "
         "(not with the rollouts teacher, which keeps the end alone with rollouts:need=N)"))
     opening_need: int = Field(30, ge=1, le=120, description="see distill.opening")
+    player: str | None = Field(None, description=(
+        "an agent that lays the cards of the recorded games while the teacher's choice at each "
+        "of its positions is recorded (DAgger: the learner, so that it learns on the positions "
+        "its own play reaches); not with the rollouts teacher, whose network plays"))
 
     @field_validator("also_from")
     @classmethod

@@ -27,12 +27,19 @@ def check_named_agents(cfg: RunConfig) -> None:
     named.append(("selfplay.fallback", cfg.selfplay.fallback))
     named += [(f"eval.opponents[{i}]", name) for i, name in enumerate(cfg.eval.opponents)]
     if cfg.algo == "distill":
-        from .algos.rollout_teacher import NO_OPENING, RolloutSettings, is_rollout_teacher
+        from .algos.rollout_teacher import (
+            NO_OPENING,
+            NO_PLAYER,
+            RolloutSettings,
+            is_rollout_teacher,
+        )
 
         teacher = cfg.distill.teacher
         if is_rollout_teacher(teacher):  # not an agent: its network is what must load
             if cfg.distill.opening:
                 raise ValueError(NO_OPENING)
+            if cfg.distill.player:
+                raise ValueError(NO_PLAYER)
             try:
                 settings = RolloutSettings.parse(teacher)
             except ValueError as err:
@@ -42,6 +49,8 @@ def check_named_agents(cfg: RunConfig) -> None:
             named.append(("distill.teacher", teacher))
         if cfg.distill.opening:
             named.append(("distill.opening", cfg.distill.opening))
+        if cfg.distill.player:
+            named.append(("distill.player", cfg.distill.player))
         if cfg.distill.anchor:
             check_anchor(cfg.distill.anchor, cfg.policy.features)
     for field, spec in named:

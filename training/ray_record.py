@@ -18,8 +18,9 @@ import numpy as np
 
 from .ray_backend import RETRIES, checkpoint_files, cluster_cpus, connect, materialize
 
-#: teacher, opponent, seed, chunk number, games, opening (its agent and need, or None)
-Job = tuple[str, str, int, int, int, tuple[str, int] | None]
+#: teacher, opponent, seed, chunk number, games, opening (its agent and need, or None), player
+#: (or None)
+Job = tuple[str, str, int, int, int, tuple[str, int] | None, str | None]
 
 
 def _search_network(spec: str) -> tuple[str, str] | None:
@@ -47,19 +48,27 @@ def shipped_files(spec: str) -> dict[str, bytes] | None:
     return checkpoint_files(search[1] if search else spec)
 
 
+def _on_node(spec: str, files: dict[str, bytes]) -> str:
+    """``spec`` naming its shipped checkpoint as written to this node's cache."""
+    folder = materialize(files)
+    return _with_network(spec, folder) if _search_network(spec) else folder
+
+
 def _record_shipped(record_chunk: Callable[..., dict[str, np.ndarray]], job: Job,
                     teacher_files: dict[str, bytes] | None,
                     opponent_files: dict[str, bytes] | None,
-                    opening_files: dict[str, bytes] | None = None) -> dict[str, np.ndarray]:
-    teacher, opponent, seed, number, games, opening = job
+                    opening_files: dict[str, bytes] | None = None,
+                    player_files: dict[str, bytes] | None = None) -> dict[str, np.ndarray]:
+    teacher, opponent, seed, number, games, opening, player = job
     if teacher_files is not None:
-        folder = materialize(teacher_files)
-        teacher = _with_network(teacher, folder) if _search_network(teacher) else folder
+        teacher = _on_node(teacher, teacher_files)
     if opponent_files is not None:
         opponent = materialize(opponent_files)
     if opening is not None and opening_files is not None:
         opening = (materialize(opening_files), opening[1])
-    return record_chunk(teacher, opponent, seed, number, games, opening)
+    if player is not None and player_files is not None:
+        player = _on_node(player, player_files)
+    return record_chunk(teacher, opponent, seed, number, games, opening, player)
 
 
 def record_on_ray(record_chunk: Callable[..., dict[str, np.ndarray]], jobs: Iterator[Job],
@@ -90,8 +99,9 @@ def record_on_ray(record_chunk: Callable[..., dict[str, np.ndarray]], jobs: Iter
                 if job is None:
                     break
                 opening = None if job[5] is None else ship(job[5][0])
+                player = None if job[6] is None else ship(job[6])
                 running[task.remote(record_chunk, job, ship(job[0]), ship(job[1]),
-                                    opening)] = job[3]
+                                    opening, player)] = job[3]
             if not running:
                 break
             done, _ = ray.wait(list(running), num_returns=1)

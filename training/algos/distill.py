@@ -241,7 +241,8 @@ class DistillTrainer(Trainer):
         missing = record(self.recording, d.teacher, opponents, d.chunks, cfg.seed,
                          workers=d.workers, progress=cfg.train.progress_bar,
                          should_stop=lambda: self.stopping, games=d.chunk_games, ray=d.ray,
-                         opening=(d.opening, d.opening_need) if d.opening else None)
+                         opening=(d.opening, d.opening_need) if d.opening else None,
+                         player=d.player)
         self.start_weights()
         self.anchor = None
         if d.anchor:  # checked by preflight.check_anchor before anything was written

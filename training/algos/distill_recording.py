@@ -1,13 +1,16 @@
 """Recording the teacher for policy distillation (``training.algos.distill``).
 
-The teacher plays whole games (python engine) against the config's opponents, and every decision
-it makes with more than one legal card is kept as (observation, legal mask, card) and, where the
-teacher gives them, its value of every legal card. Games come in numbered chunks of
-``CHUNK_GAMES``; chunk ``k`` is a function of the seed and ``k`` alone and is written atomically
-to its own file, so a killed recording resumes by skipping the chunks on disk, and a recording
-folder can be shared by runs that ask for the same one. The chunks are recorded in this process,
-in a pool of worker processes (``distill.workers``) or as Ray tasks (``training.ray_record``);
-every ``HELD_OUT_EVERY``-th chunk is kept out of training to measure agreement.
+The teacher plays whole games (python engine) against the config's opponents, and every decision it
+makes with more than one legal card is kept as (observation, legal mask, card) and, where the
+teacher gives them, its value of every legal card. With a ``player`` (``distill.player``) the
+player's cards are laid instead and the teacher only labels the player's positions (DAgger): the
+learner then learns on the positions its own play reaches, not on the teacher's. Games come in
+numbered chunks of ``CHUNK_GAMES``; chunk ``k`` is a function of the seed and ``k`` alone and is
+written atomically to its own file, so a killed recording resumes by skipping the chunks on disk,
+and a recording folder can be shared by runs that ask for the same one. The chunks are recorded in
+this process, in a pool of worker processes (``distill.workers``) or as Ray tasks
+(``training.ray_record``); every ``HELD_OUT_EVERY``-th chunk is kept out of training to measure
+agreement.
 """
 
 from __future__ import annotations
@@ -43,12 +46,16 @@ HELD_OUT_EVERY = 20
 
 
 class RecordingAgent:
-    """Plays as ``agent`` and keeps every decision that had a choice."""
+    """Plays as ``agent`` (as ``player`` where one is given: ``agent`` then labels its positions)
+    and keeps ``agent``'s choice at every decision that had one."""
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Any, player: Any = None) -> None:
         self.agent = agent
-        self.name = agent.name
-        self.stateless = getattr(agent, "stateless", False)
+        self.player = player
+        self.name = agent.name if player is None else player.name
+        # the teacher sees every position of the seat, so it keeps its memory of the deal whichever
+        # agent lays the cards
+        self.stateless = getattr(agent, "stateless", False) and getattr(player, "stateless", True)
         self.obs: list[np.ndarray] = []
         self.masks: list[np.ndarray] = []
         self.cards: list[int] = []
@@ -68,10 +75,14 @@ class RecordingAgent:
             for legal, value in values.items():
                 margins[legal] = value
             self.margins.append(margins)
+        if self.player is not None:
+            return int(self.player.act(observation, action_mask))
         return card
 
     def reset(self) -> None:
         self.agent.reset()
+        if self.player is not None:
+            self.player.reset()
 
 
 def rotation(opponents: Sequence[tuple[str, float]]) -> list[str]:
@@ -87,21 +98,26 @@ def rotation(opponents: Sequence[tuple[str, float]]) -> list[str]:
 
 
 def record_chunk(teacher: str, opponent: str, seed: int, number: int,
-                 games: int = CHUNK_GAMES,
-                 opening: tuple[str, int] | None = None) -> dict[str, np.ndarray]:
+                 games: int = CHUNK_GAMES, opening: tuple[str, int] | None = None,
+                 player: str | None = None) -> dict[str, np.ndarray]:
     """The teacher's decisions in the ``games`` games of chunk ``number`` (a rollout teacher's:
     ``rollout_teacher.record_rollout_chunk``). ``opening``: (agent, need): that agent plays both
     seats until a deal starts with either player within ``need`` points of the target, and only
-    the rest of each game is recorded (``eval_play.Opening``)."""
-    from .rollout_teacher import NO_OPENING, is_rollout_teacher, record_rollout_chunk
+    the rest of each game is recorded (``eval_play.Opening``). ``player``: the agent whose cards
+    are laid, the teacher's choice at each of its positions recorded (``RecordingAgent``)."""
+    from .rollout_teacher import NO_OPENING, NO_PLAYER, is_rollout_teacher, record_rollout_chunk
 
     if is_rollout_teacher(teacher):
         if opening is not None:
             raise ValueError(NO_OPENING)
+        if player is not None:
+            raise ValueError(NO_PLAYER)
         return record_rollout_chunk(teacher, opponent, seed, number, games)
     started = time.perf_counter()
     chunk_seed = derive_seed(seed, "distill", number)
-    recorder = RecordingAgent(build_agent(teacher, seed=derive_seed(chunk_seed, "teacher")))
+    recorder = RecordingAgent(
+        build_agent(teacher, seed=derive_seed(chunk_seed, "teacher")),
+        None if player is None else build_agent(player, seed=derive_seed(chunk_seed, "player")))
     rival = build_agent(opponent, seed=derive_seed(chunk_seed, "opponent"))
     start = None if opening is None else Opening(
         build_agent(opening[0], seed=derive_seed(chunk_seed, "opening")), opening[1])
@@ -149,24 +165,27 @@ def _check_spec(folder: Path, spec: dict[str, Any]) -> None:
 def record(folder: Path, teacher: str, opponents: Sequence[str], chunks: int, seed: int,
            workers: int = 1, progress: bool = True,
            should_stop: Callable[[], bool] = lambda: False, games: int = CHUNK_GAMES,
-           ray: str | None = None, opening: tuple[str, int] | None = None) -> int:
+           ray: str | None = None, opening: tuple[str, int] | None = None,
+           player: str | None = None) -> int:
     """Record chunks ``0..chunks-1`` that are not in ``folder`` yet; returns how many are still
     missing (0 unless ``should_stop`` ended the recording early). ``ray``: record them as Ray
     tasks on that cluster (``training.ray_record``) instead of ``workers`` local processes.
-    ``opening``: see ``record_chunk``."""
+    ``opening``, ``player``: see ``record_chunk``."""
     from tqdm import tqdm
 
     folder.mkdir(parents=True, exist_ok=True)
     spec = {"teacher": teacher, "opponents": list(opponents), "seed": seed, "chunk_games": games}
     if opening is not None:  # (a recording of whole games keeps the spec it always had)
         spec["opening"] = {"agent": opening[0], "need": opening[1]}
+    if player is not None:
+        spec["player"] = player
     _check_spec(folder, spec)
     todo = [k for k in range(chunks) if not (folder / CHUNK_PATTERN.format(k)).exists()]
     if not todo:
         return 0
     bar = tqdm(total=len(todo), unit="chunk", disable=not progress, dynamic_ncols=True,
                desc=f"recording {teacher} ({games} games a chunk)")
-    jobs = iter([(teacher, opponents[k % len(opponents)], seed, k, games, opening)
+    jobs = iter([(teacher, opponents[k % len(opponents)], seed, k, games, opening, player)
                  for k in todo])
 
     def write(number: int, data: dict[str, np.ndarray]) -> None:

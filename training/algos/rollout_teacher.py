@@ -100,6 +100,9 @@ class RolloutSettings:
 #: a rollouts teacher values every card of a game from its real deal, so it cannot start where an
 #: opening agent left the game (the error of preflight and of ``record_chunk``)
 NO_OPENING = "distill.opening: the rollouts teacher records whole games; leave distill.opening unset"
+#: its network lays the cards of the recorded games itself (its ``net=``)
+NO_PLAYER = ("distill.player: the rollouts teacher's network plays the recorded games "
+             "(rollouts:net=...); leave distill.player unset")
 
 
 def is_rollout_teacher(spec: str) -> bool:
