@@ -366,28 +366,27 @@ def test_a_player_lays_the_cards_and_the_teacher_labels_its_positions(tmp_path: 
         record_chunk("rollouts", "greedy", seed=1, number=0, games=1, player=player)
 
 
-def test_a_bad_player_is_refused_before_anything_is_recorded(tmp_path: Path) -> None:
+@pytest.mark.parametrize("field, refusal", [
+    ("opening", "the rollouts teacher records whole"),
+    ("player", "the rollouts teacher's network plays"),
+])
+def test_a_bad_opening_or_player_is_refused_before_anything_is_recorded(
+        tmp_path: Path, field: str, refusal: str) -> None:
+    """Both name an agent beside the teacher: one that does not load, or any with the rollouts
+    teacher, is refused before a chunk or a run folder is written."""
     base = distill_config(tmp_path)
-    bad = parse_config({**base, "distill": {**base["distill"], "player": "nosuchagent"}})
-    with pytest.raises(ValueError, match="distill.player: .*nosuchagent"):
+    bad = parse_config({**base, "distill": {**base["distill"], field: "nosuchagent"}})
+    with pytest.raises(ValueError, match=f"distill.{field}: .*nosuchagent"):
         train(bad, output_dir=tmp_path / "runs")
-    rollouts = parse_config({**base, "distill": {**base["distill"], "player": "greedy",
+    rollouts = parse_config({**base, "distill": {**base["distill"], field: "greedy",
                                                 "teacher": "rollouts"}})
-    with pytest.raises(ValueError, match="distill.player: the rollouts teacher's network plays"):
+    with pytest.raises(ValueError, match=f"distill.{field}: {refusal}"):
         train(rollouts, output_dir=tmp_path / "runs")
     assert not (tmp_path / "rec").exists() and not list((tmp_path / "runs").glob("*"))
 
 
-def test_a_bad_opening_is_refused_before_anything_is_recorded(tmp_path: Path) -> None:
+def test_an_opening_need_below_one_is_refused(tmp_path: Path) -> None:
     base = distill_config(tmp_path)
-    bad = parse_config({**base, "distill": {**base["distill"], "opening": "nosuchagent"}})
-    with pytest.raises(ValueError, match="distill.opening: .*nosuchagent"):
-        train(bad, output_dir=tmp_path / "runs")
-    rollouts = parse_config({**base, "distill": {**base["distill"], "opening": "greedy",
-                                                "teacher": "rollouts"}})
-    with pytest.raises(ValueError, match="distill.opening: the rollouts teacher records whole"):
-        train(rollouts, output_dir=tmp_path / "runs")
-    assert not (tmp_path / "rec").exists() and not list((tmp_path / "runs").glob("*"))
     with pytest.raises(ValueError, match="opening_need"):
         parse_config({**base, "distill": {**base["distill"], "opening": "greedy",
                                           "opening_need": 0}})
