@@ -240,26 +240,21 @@ def test_a_two_trial_sweep_runs_to_the_end_and_ranks_its_trials(local_ray, tmp_p
 @needs_ray
 @pytest.mark.slow
 def test_a_search_recording_on_ray_equals_the_local_one(local_ray, tmp_path):
-    import numpy as np
-
-    from training.algos.distill_recording import CHUNK_PATTERN, record
+    from training.algos.distill_recording import record
 
     teacher = f"champion-search:sims=4,net={CHAMPION_PATH}"
     for where, ray in (("local", None), ("ray", "local")):
         assert record(tmp_path / where, teacher, ["greedy", "standard"], 3, seed=4,
                       progress=False, games=1, ray=ray) == 0
-    for k in range(3):
-        with np.load(tmp_path / "local" / CHUNK_PATTERN.format(k)) as a, \
-                np.load(tmp_path / "ray" / CHUNK_PATTERN.format(k)) as b:
-            assert len(a["cards"]) > 10
-            for key in ("obs", "masks", "cards"):  # the same decisions ...
-                np.testing.assert_array_equal(a[key], b[key])
-            # ... and values equal up to float32 rounding (torch's sums over its threads)
-            np.testing.assert_allclose(a["margins"], b["margins"], rtol=1e-5, atol=1e-6)
+    assert_same_decisions(tmp_path / "local", tmp_path / "ray", chunks=3, at_least=11,
+                          values=True)
 
 
-def assert_same_decisions(local: Path, on_ray: Path, chunks: int, at_least: int) -> None:
-    """Chunks ``0..chunks-1`` of two recordings hold the same decisions, ``at_least`` in each."""
+def assert_same_decisions(local: Path, on_ray: Path, chunks: int, at_least: int,
+                          values: bool = False) -> None:
+    """Chunks ``0..chunks-1`` of two recordings hold the same decisions, ``at_least`` in each;
+    with ``values``, the teacher's values of every card equal up to float32 rounding (torch's
+    sums over its threads)."""
     import numpy as np
 
     from training.algos.distill_recording import CHUNK_PATTERN
@@ -270,13 +265,14 @@ def assert_same_decisions(local: Path, on_ray: Path, chunks: int, at_least: int)
             assert len(a["cards"]) >= at_least
             for key in ("obs", "masks", "cards"):
                 np.testing.assert_array_equal(a[key], b[key])
+            if values:
+                np.testing.assert_allclose(a["margins"], b["margins"], rtol=1e-5, atol=1e-6)
 
 
 @needs_ray
 @pytest.mark.slow
 def test_a_recording_with_an_opening_on_ray_equals_the_local_one(local_ray, tmp_path):
     """The opening's checkpoint travels to the workers like the opponent's: the same chunks."""
-
     from training.algos.distill_recording import record
 
     for where, ray in (("local", None), ("ray", "local")):
@@ -289,7 +285,6 @@ def test_a_recording_with_an_opening_on_ray_equals_the_local_one(local_ray, tmp_
 @pytest.mark.slow
 def test_a_recording_with_a_player_on_ray_equals_the_local_one(local_ray, tmp_path):
     """The player's checkpoint travels to the workers like the teacher's: the same chunks."""
-
     from training.algos.distill_recording import record
 
     for where, ray in (("local", None), ("ray", "local")):
