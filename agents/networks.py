@@ -27,6 +27,7 @@ from crib_env.observation import (
 )
 from crib_env.rules import count_after, count_restarts, fifteen_points, fits, thirty_one_points
 from crib_env.scoring import score_hands
+from crib_env.symmetry import SUIT_ORDERS
 
 from .afterstate import AfterstateNet
 from .card_features import FEATURE_NAMES, N_CARD_FEATURES, PEG_POINTS_SCALE, card_features, crib_table
@@ -113,13 +114,29 @@ class CardNet(nn.Module):
     at most k to go; step 0: it counts out). Near the end of the game whether a hand counts out
     decides how to play, and working a show score out of the card tokens is a lot to ask of a
     few hundred thousand labels. These inputs come after the others (widened into the same way).
+
+    ``symmetric`` makes the network the mean of its outputs (logits and value, as a pool takes
+    them) over the 24 relabelings of the suits. The game is the same under any relabeling (only
+    whether cards share a suit ever scores), so the best policy is too; a network's suit
+    embeddings treat the four suits apart, and where two cards' logits are close that arbitrary
+    difference picks the card. Relabeling the suits of every card in the observation is the same
+    as permuting the rows of the suit embedding (the features and the show inputs are computed
+    from the real cards and do not change), so the mean takes one forward pass of a 24-times
+    larger batch and adds no weights: any fitted network can be made symmetric as it is.
     """
 
     def __init__(self, features: bool = True, hidden: int = 64, context: int = 128,
                  embed: int = 16, prior: bool = False, attention: int = 0, need: int = 0,
-                 reader: bool = False, show: bool = False) -> None:
+                 reader: bool = False, show: bool = False, symmetric: bool = False) -> None:
         super().__init__()
         self.features = features
+        if symmetric and reader:
+            raise ValueError("symmetric: the reader reads the observation's suits as they are, "
+                             "so relabeling the suit embedding is not relabeling its input")
+        self.symmetric = symmetric
+        # (24, 52): the suit of each card under each relabeling
+        self.register_buffer("relabeled_suit", torch.from_numpy(SUIT_ORDERS[:, np.array(SUIT)]),
+                             persistent=False)
         self.need = need
         self.show = show
         if show and not need:
@@ -192,6 +209,16 @@ class CardNet(nn.Module):
                 weight[FEATURE_NAMES.index(name)] = value
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.symmetric:
+            return self._forward(x, None)
+        n = self.relabeled_suit.shape[0]
+        out = self._forward(x.repeat_interleave(n, 0),
+                            torch.arange(n, device=x.device).repeat(x.shape[0]))
+        return out.view(x.shape[0], n, -1).mean(1)
+
+    def _forward(self, x: torch.Tensor, relabeling: torch.Tensor | None) -> torch.Tensor:
+        """The outputs of the rows ``x``, row i with its suits relabeled by
+        ``relabeled_suit[relabeling[i]]`` (None: as they are)."""
         batch = x.shape[0]
         obs = x[:, :OBS_SIZE]
         sets = torch.stack([obs[:, SLICES[name]] for name in SEEN_SETS], dim=2)  # (B, 52, 5)
@@ -204,8 +231,13 @@ class CardNet(nn.Module):
         n_known = max(1, int((unseen < 0.5).sum(1).max()))
         slot = torch.argsort(unseen, dim=1, stable=True)[:, :n_known]  # (B, K): known cards first
         sets, seq, unseen = (_take_cards(t, slot) for t in (sets, seq, unseen[..., None]))
-        ident = torch.cat([self.rank_embed(self.rank_id), self.suit_embed(self.suit_id),
-                           self.value[:, None]], dim=1)[slot]
+        if relabeling is None:
+            ident = torch.cat([self.rank_embed(self.rank_id), self.suit_embed(self.suit_id),
+                               self.value[:, None]], dim=1)[slot]
+        else:
+            suits = self.relabeled_suit[relabeling[:, None], slot]  # (B, K)
+            ident = torch.cat([self.rank_embed(self.rank_id[slot]), self.suit_embed(suits),
+                               self.value[slot][..., None]], dim=2)
         parts = [sets, seq, unseen, ident]
         feats = None
         if self.features:
@@ -433,7 +465,7 @@ def check_pool(features: Any, members: Any, weights: Any, discard_weights: Any =
 #: architecture name -> (class, allowed keyword arguments); the only classes a checkpoint may name
 ARCHITECTURES: dict[str, tuple[type[nn.Module], tuple[str, ...]]] = {
     "cards": (CardNet, ("features", "hidden", "context", "embed", "prior", "attention", "need",
-                        "reader", "show")),
+                        "reader", "show", "symmetric")),
     "mlp": (MlpNet, ("features", "hidden", "layers")),
     "afterstate": (AfterstateNet, ("features", "hidden", "layers")),
     "pool": (LogitPool, ("features", "members", "weights", "discard_weights", "endgame_weights",

@@ -9,6 +9,9 @@ from .base import Agent, RandomAgent
 
 #: the names `crib evaluate --agent/--opponent` accepts (DESIGN.md contract), besides a path
 AGENT_NAMES = ("random", "greedy", "standard", "expert", "champion", "champion-search")
+#: before any spec, the agent playing every game through a random renaming of the suits
+#: (``agents.renamed``): ``renamed:expert``
+RENAMED_PREFIX = "renamed:"
 #: the search agent's name; its settings may follow a colon (``champion-search:sims=64``)
 SEARCH_NAME = "champion-search"
 #: the checkpoints shipped with the package (package data of ``agents``, so they are found where the
@@ -39,8 +42,16 @@ def search_network(net: str) -> Path:
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
     """Build the agent named by ``spec`` (a name in ``AGENT_NAMES``, ``champion-search`` with
-    settings after a colon, or a checkpoint path)."""
+    settings after a colon, or a checkpoint path; ``renamed:`` before any of them)."""
     name = spec.strip()
+    if name.startswith(RENAMED_PREFIX):
+        from .renamed import SuitRenamedAgent
+
+        inner = name[len(RENAMED_PREFIX):]
+        if not inner.strip() or inner.strip().startswith(RENAMED_PREFIX):
+            raise ValueError(f"agent {spec!r}: 'renamed:' takes one agent spec after it, "
+                             f"e.g. renamed:expert")
+        return SuitRenamedAgent(make_agent(inner, seed), seed)
     if name == "random":
         return RandomAgent(seed)
     if name == "greedy":

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.checkpoint import save_checkpoint
+from agents.checkpoint import load_network, save_checkpoint
 from agents.learned import legal_argmax, load_learned_agent
 from agents.networks import build_network, network_input_batch
 from crib_env.game import Game, Phase
@@ -267,3 +267,33 @@ def test_exit_pools_that_would_outgrow_the_limit_are_refused_up_front():
     with pytest.raises(ValueError, match=f"pool 19 networks .* at most {MAX_MEMBERS}"):
         ExitConfig(generations=6, fits=3, pool_previous=1.0)
     assert ExitConfig(generations=50, fits=3)  # without the previous network pools stay at 3
+
+
+def test_symmetric_pools_make_every_member_the_mean_over_the_suit_renamings(tmp_path, members):
+    obs, masks = _decisions()
+    legal = masks > 0
+    with pytest.raises(SystemExit):  # one member is a pool only when made symmetric
+        main([str(tmp_path / "one"), str(members[0])])
+    main([str(tmp_path / "one"), str(members[0]), "--symmetric"])
+    meta = json.loads((tmp_path / "one" / "meta.json").read_text())
+    assert meta["arch"] == "cards" and meta["arch_kwargs"]["symmetric"] is True
+    assert meta["symmetric_of"]["path"] == str(members[0])
+    torch.manual_seed(0)
+    by_hand = build_network("cards", **KWARGS, symmetric=True)
+    by_hand.load_state_dict(load_network(members[0])[0].state_dict())
+    with torch.no_grad():
+        expected = by_hand(torch.from_numpy(network_input_batch(obs, masks, True))).numpy()
+    got = load_learned_agent(tmp_path / "one").logits_batch(obs, masks)
+    assert np.allclose(got[legal], expected[:, :52][legal], atol=1e-5)
+    # a pool of pools keeps its weights; every member is made symmetric
+    pair = pool_checkpoint(tmp_path / "pair", [(members[0], 1.0), (members[1], 3.0)])
+    both = pool_checkpoint(tmp_path / "both", [(pair, 1.0)], symmetric=True)
+    meta = json.loads((both / "meta.json").read_text())
+    assert meta["arch_kwargs"]["weights"] == [0.25, 0.75]
+    assert all(m["arch_kwargs"]["symmetric"] for m in meta["arch_kwargs"]["members"])
+    mlp_kwargs = {"features": True, "hidden": 8, "layers": 1}
+    mlp = save_checkpoint(tmp_path / "mlp", build_network("mlp", **mlp_kwargs), "mlp", mlp_kwargs,
+                          {"name": "mlp"})
+    with pytest.raises(ValueError, match="only 'cards' networks can be made symmetric"):
+        pool_checkpoint(tmp_path / "no", [(mlp, 1.0)], symmetric=True)
+    assert not (tmp_path / "no").exists()

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from agents.card_features_kernels import card_features_batch
+from agents.networks import build_network, network_input_batch
 from crib_env.cards import N_CARDS, RANK, SUIT
 from crib_env.game import Game, Phase
 from crib_env.observation import OBS_SIZE, SLICES, encode
@@ -112,3 +114,56 @@ def test_the_fit_renames_suits_only_when_asked_and_the_same_way_on_a_resumed_fit
     assert not (first[0] == later[0]).all()
     assert (first[2] != data.cards[rows]).sum() > len(rows) // 2  # most rows were renamed
     assert first[3] is None
+
+
+def _renamed_rows(seeds=range(4)):
+    """Decisions of a few random deals (discards and play, either seat), each with a renaming."""
+    rows = [(encode(a, a.to_move), a.legal_mask()) for seed in seeds
+            for a, _ in _play_pair(seed, 0) if a.phase < Phase.DEAL_OVER]
+    obs = np.stack([r[0] for r in rows])
+    masks = np.stack([r[1] for r in rows]).astype(np.float32)
+    return obs, masks
+
+
+def _outputs(net, obs, masks):
+    with torch.no_grad():
+        return net(torch.from_numpy(network_input_batch(obs, masks, True))).numpy()
+
+
+def test_a_symmetric_network_is_the_mean_over_the_renamed_games_and_decides_the_same_in_each():
+    torch.manual_seed(5)
+    kwargs = {"features": True, "hidden": 16, "context": 16, "embed": 4, "attention": 1}
+    plain = build_network("cards", **kwargs).eval()
+    symmetric = build_network("cards", **kwargs, symmetric=True).eval()
+    symmetric.load_state_dict(plain.state_dict())  # no weights of its own
+    obs, masks = _renamed_rows()
+    legal = masks > 0
+    # its outputs are the plain network's mean over the 24 renamed decisions, read back
+    total = np.zeros((len(obs), N_CARDS + 1))
+    for p in range(N_RENAMINGS):
+        new_obs, new_masks, _, _ = rename_suits(np.full(len(obs), p), obs, masks,
+                                                np.zeros(len(obs)))
+        out = _outputs(plain, new_obs, new_masks)
+        total[:, :N_CARDS] += out[:, :N_CARDS][:, CARD_MAP[p]]
+        total[:, N_CARDS] += out[:, N_CARDS]
+    mean = total / N_RENAMINGS
+    got = _outputs(symmetric, obs, masks)
+    np.testing.assert_allclose(got[:, :N_CARDS][legal], mean[:, :N_CARDS][legal], atol=1e-4)
+    np.testing.assert_allclose(got[:, N_CARDS], mean[:, N_CARDS], atol=1e-4)
+    # so every renaming of a decision gets the same logits, card for card; the plain one does not
+    renamings = 1 + np.arange(len(obs)) % (N_RENAMINGS - 1)
+    new_obs, new_masks, _, _ = rename_suits(renamings, obs, masks, np.zeros(len(obs)))
+    moved = np.stack([CARD_MAP[p] for p in renamings])
+    for net, same in ((symmetric, True), (plain, False)):
+        before, after = _outputs(net, obs, masks), _outputs(net, new_obs, new_masks)
+        after_by_card = np.take_along_axis(after[:, :N_CARDS], moved, axis=1)
+        close = np.isclose(after_by_card[legal], before[:, :N_CARDS][legal], atol=1e-4)
+        assert close.all() == same
+
+
+def test_a_network_that_reads_the_suits_in_its_input_cannot_be_made_symmetric():
+    with pytest.raises(ValueError, match="symmetric: the reader"):
+        build_network("cards", features=True, hidden=8, context=8, embed=4, reader=True,
+                      symmetric=True)
+    with pytest.raises(ValueError, match="symmetric must be true or false"):
+        build_network("cards", features=True, hidden=8, context=8, embed=4, symmetric=1)

@@ -11,6 +11,10 @@ the member apart on the discards (either may then be 0): ``PLAYER=1:0 THROWER=0:
 network and throws as the other. A third weight, given for every member, weighs it on every
 decision once either player is within ``--endgame-need`` points of the target (30, where the
 board rather than the points decides): ``CHAMPION=1:1:0 FINISHER=0:0:1``.
+
+``--symmetric`` makes every member the mean of itself over the 24 relabelings of the suits
+(``CardNet``'s ``symmetric``; no new weights); with it one member is enough:
+``python -m training.pool OUT champion --symmetric``.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from torch import nn
 
 from agents.checkpoint import POLICY_FILE, CheckpointError, load_network, resolve_checkpoint, save_checkpoint
 from agents.endgame import ENDGAME_NEED
-from agents.networks import LogitPool, reads_features
+from agents.networks import LogitPool, build_network, reads_features
 from agents.registry import network_path
 
 
@@ -102,13 +106,25 @@ def _members(path: Path, weights: Weights, need: int | None
     return out
 
 
+def symmetric_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """A member's ``{"arch", "arch_kwargs"}`` made the mean over the suits' relabelings; only the
+    ``cards`` network has a suit embedding to relabel (``ValueError`` for another)."""
+    if spec["arch"] != "cards":
+        raise ValueError(f"--symmetric: a {spec['arch']!r} network reads the suits in its input "
+                         f"row, not from a suit embedding; only 'cards' networks can be made "
+                         f"symmetric")
+    return {**spec, "arch_kwargs": {**spec.get("arch_kwargs", {}), "symmetric": True}}
+
+
 def pool_checkpoint(out: Path, members: list[Member], name: str | None = None,
-                    info: dict[str, Any] | None = None, endgame_need: int = ENDGAME_NEED) -> Path:
+                    info: dict[str, Any] | None = None, endgame_need: int = ENDGAME_NEED,
+                    symmetric: bool = False) -> Path:
     """Write the pool of ``members`` ((checkpoint, weight) pairs, or (checkpoint, weight,
     discard weight or None[, weight near the end]), the third weight given for every member or
     none; a member that is itself a pool brings its own members, its weights shared out as it
     shares them) to the checkpoint folder ``out``; its ``meta.json`` names each network's
-    folder, name, weights and weights' hash."""
+    folder, name, weights and weights' hash. ``symmetric``: every member made the mean over the
+    suits' relabelings (``symmetric_spec``)."""
     ends = {len(rest) > 1 for _, _, *rest in members}
     if len(ends) > 1:
         raise ValueError("a weight near the end (PATH=W:D:E) must be given for every member or "
@@ -124,8 +140,17 @@ def pool_checkpoint(out: Path, members: list[Member], name: str | None = None,
                               "some without): a pool's members must read the same row")
     weights = [w.play for _, _, w, _ in loaded]
     discards = [w.discard for _, _, w, _ in loaded]
-    kwargs: dict[str, Any] = {"features": features.pop(),
-                              "members": [spec for spec, *_ in loaded], "weights": weights}
+    specs = [symmetric_spec(spec) if symmetric else spec for spec, *_ in loaded]
+    if len(loaded) == 1:  # one network made symmetric: no pool around it
+        (_, net, _, source), = loaded
+        if not symmetric:
+            raise ValueError("a pool needs at least two networks (or symmetric)")
+        single = build_network(specs[0]["arch"], **specs[0]["arch_kwargs"])
+        single.load_state_dict(net.state_dict(), strict=True)
+        return save_checkpoint(Path(out), single, specs[0]["arch"], specs[0]["arch_kwargs"],
+                               {"name": name or Path(out).name, "symmetric_of": source,
+                                **(info or {})})
+    kwargs: dict[str, Any] = {"features": features.pop(), "members": specs, "weights": weights}
     if discards != weights:
         kwargs["discard_weights"] = discards
     if need is not None:
@@ -149,12 +174,16 @@ def main(argv: list[str] | None = None) -> None:
                         help="with endgame weights: within this many points of the target "
                              f"(default {ENDGAME_NEED})")
     parser.add_argument("--name", help="the pool's name (default: the folder's)")
+    parser.add_argument("--symmetric", action="store_true",
+                        help="every member the mean of itself over the 24 relabelings of the "
+                             "suits (one member is then enough)")
     args = parser.parse_args(argv)
-    if len(args.members) < 2:
-        parser.error("a pool needs at least two members")
+    if len(args.members) < 2 and not args.symmetric:
+        parser.error("a pool needs at least two members (or --symmetric)")
     try:
         members = [parse_member(text) for text in args.members]
-        folder = pool_checkpoint(args.out, members, args.name, endgame_need=args.endgame_need)
+        folder = pool_checkpoint(args.out, members, args.name, endgame_need=args.endgame_need,
+                                 symmetric=args.symmetric)
     except (ValueError, FileNotFoundError) as err:  # CheckpointError included
         parser.exit(2, f"error: {err}\n")
     print(f"pooled {len(members)} networks into {folder}")
