@@ -6,12 +6,10 @@ from importlib import resources
 from pathlib import Path
 
 from .base import Agent, RandomAgent
+from .renamed import RENAMED_PREFIX, SuitRenamedAgent
 
 #: the names `crib evaluate --agent/--opponent` accepts (DESIGN.md contract), besides a path
 AGENT_NAMES = ("random", "greedy", "standard", "expert", "champion", "champion-search")
-#: before any spec, the agent playing every game through a random renaming of the suits
-#: (``agents.renamed``): ``renamed:expert``
-RENAMED_PREFIX = "renamed:"
 #: the search agent's name; its settings may follow a colon (``champion-search:sims=64``)
 SEARCH_NAME = "champion-search"
 #: the checkpoints shipped with the package (package data of ``agents``, so they are found where the
@@ -45,8 +43,6 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     settings after a colon, or a checkpoint path; ``renamed:`` before any of them)."""
     name = spec.strip()
     if name.startswith(RENAMED_PREFIX):
-        from .renamed import SuitRenamedAgent
-
         inner = name[len(RENAMED_PREFIX):]
         if not inner.strip() or inner.strip().startswith(RENAMED_PREFIX):
             raise ValueError(f"agent {spec!r}: 'renamed:' takes one agent spec after it, "

@@ -17,7 +17,9 @@ import numpy as np
 
 from crib_env.symmetry import CARD_SOURCE, N_RENAMINGS, rename_suits
 
-from .registry import RENAMED_PREFIX
+#: before any agent spec (``agents.registry.make_agent``): ``renamed:expert`` is the expert
+#: playing renamed games
+RENAMED_PREFIX = "renamed:"
 
 
 class SuitRenamedAgent:
