@@ -118,11 +118,13 @@ class CardNet(nn.Module):
     ``symmetric`` makes the network the mean of its outputs (logits and value, as a pool takes
     them) over the 24 relabelings of the suits. The game is the same under any relabeling (only
     whether cards share a suit ever scores), so the best policy is too; a network's suit
-    embeddings treat the four suits apart, and where two cards' logits are close that arbitrary
-    difference picks the card. Relabeling the suits of every card in the observation is the same
-    as permuting the rows of the suit embedding (the features and the show inputs are computed
-    from the real cards and do not change), so the mean takes one forward pass of a 24-times
-    larger batch and adds no weights: any fitted network can be made symmetric as it is.
+    embeddings treat the four suits apart, which lets it read an opponent's habits tied to the
+    suits' names (the scripted agents lay the lowest card id among equal cards) and, where two
+    cards' logits are close, lets an arbitrary difference pick the card. Relabeling the suits of
+    every card in the observation is the same as permuting the rows of the suit embedding (the
+    features and the show inputs are computed from the real cards and do not change), so the
+    mean takes one forward pass of a 24-times larger batch and adds no weights: any fitted
+    network can be made symmetric as it is.
     """
 
     def __init__(self, features: bool = True, hidden: int = 64, context: int = 128,

@@ -186,7 +186,8 @@ def main(argv: list[str] | None = None) -> None:
                                  symmetric=args.symmetric)
     except (ValueError, FileNotFoundError) as err:  # CheckpointError included
         parser.exit(2, f"error: {err}\n")
-    print(f"pooled {len(members)} networks into {folder}")
+    made = "made symmetric" if args.symmetric else "pooled"
+    print(f"{made}: {len(members)} checkpoint(s) into {folder}")
 
 
 if __name__ == "__main__":
