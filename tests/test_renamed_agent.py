@@ -71,3 +71,17 @@ def test_an_evaluation_against_a_renamed_agent_is_reproducible_and_differs_from_
                      regret=False)
     assert one.margins == again.margins
     assert one.margins != plain.margins
+
+
+def test_training_configs_take_renamed_opponents_and_refuse_bad_ones():
+    from pydantic import ValidationError
+
+    from training.config import EvalConfig, OpponentConfig
+
+    assert OpponentConfig(agent="renamed:expert").agent == "renamed:expert"
+    assert EvalConfig(opponents=["renamed:standard", "greedy"]).opponents[0] == "renamed:standard"
+    for bad in ("renamed:self", "renamed:nobody", "renamed:"):
+        with pytest.raises(ValidationError, match="also after 'renamed:'"):
+            OpponentConfig(agent=bad)
+    with pytest.raises(ValidationError, match="also after 'renamed:'"):
+        EvalConfig(opponents=["renamed:self"])

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agents.registry import PREVIOUS_CHAMPION_PATH
+from agents.renamed import RENAMED_PREFIX
 
 SCRIPTED_OPPONENTS = ("random", "greedy", "standard", "expert")
 STATEFUL_OPPONENTS = ("expert",)  # remember earlier moves: one copy per game
@@ -47,10 +48,13 @@ class OpponentConfig(_Section):
     @field_validator("agent")
     @classmethod
     def _known(cls, value: str) -> str:
-        if value in (*SCRIPTED_OPPONENTS, SELF, "champion") or "/" in value or "\\" in value:
+        inner = value.removeprefix(RENAMED_PREFIX)
+        if (inner in (*SCRIPTED_OPPONENTS, "champion") or (inner == value and value == SELF)
+                or "/" in inner or "\\" in inner):
             return value
         allowed = ", ".join(repr(a) for a in (*SCRIPTED_OPPONENTS, SELF, "champion"))
-        raise ValueError(f"got {value!r}; allowed: {allowed} or a checkpoint path")
+        raise ValueError(f"got {value!r}; allowed: {allowed} or a checkpoint path, each but "
+                         f"'self' also after {RENAMED_PREFIX!r}")
 
 
 class SelfPlayConfig(_Section):
@@ -381,9 +385,11 @@ class EvalConfig(_Section):
     @classmethod
     def _scripted(cls, value: list[str]) -> list[str]:
         for name in value:
-            if name not in (*SCRIPTED_OPPONENTS, "champion") and "/" not in name:
+            inner = name.removeprefix(RENAMED_PREFIX)
+            if inner not in (*SCRIPTED_OPPONENTS, "champion") and "/" not in inner:
                 allowed = ", ".join(repr(a) for a in (*SCRIPTED_OPPONENTS, "champion"))
-                raise ValueError(f"got {name!r}; allowed: {allowed} or a checkpoint path")
+                raise ValueError(f"got {name!r}; allowed: {allowed} or a checkpoint path, each "
+                                 f"also after {RENAMED_PREFIX!r}")
         return value
 
     @model_validator(mode="after")
