@@ -136,9 +136,10 @@ class CardNet(nn.Module):
             raise ValueError("symmetric: the reader reads the observation's suits as they are, "
                              "so relabeling the suit embedding is not relabeling its input")
         self.symmetric = symmetric
-        # (24, 52): the suit of each card under each relabeling
-        self.register_buffer("relabeled_suit", torch.from_numpy(SUIT_ORDERS[:, np.array(SUIT)]),
-                             persistent=False)
+        if symmetric:  # (24, 52): the suit of each card under each relabeling
+            self.register_buffer("relabeled_suit",
+                                 torch.from_numpy(SUIT_ORDERS[:, np.array(SUIT)]),
+                                 persistent=False)
         self.need = need
         self.show = show
         if show and not need:

@@ -43,8 +43,8 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     settings after a colon, or a checkpoint path; ``renamed:`` before any of them)."""
     name = spec.strip()
     if name.startswith(RENAMED_PREFIX):
-        inner = name[len(RENAMED_PREFIX):]
-        if not inner.strip() or inner.strip().startswith(RENAMED_PREFIX):
+        inner = name.removeprefix(RENAMED_PREFIX).strip()
+        if not inner or inner.startswith(RENAMED_PREFIX):
             raise ValueError(f"agent {spec!r}: 'renamed:' takes one agent spec after it, "
                              f"e.g. renamed:expert")
         return SuitRenamedAgent(make_agent(inner, seed), seed)

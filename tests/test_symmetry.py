@@ -9,6 +9,8 @@ import torch
 
 from agents.card_features_kernels import card_features_batch
 from agents.networks import build_network, network_input_batch
+from agents.renamed import SuitRenamedAgent
+from agents.standard import StandardAgent
 from crib_env.cards import N_CARDS, RANK, SUIT
 from crib_env.game import Game, Phase
 from crib_env.observation import OBS_SIZE, SLICES, encode
@@ -117,7 +119,8 @@ def test_the_fit_renames_suits_only_when_asked_and_the_same_way_on_a_resumed_fit
 
 
 def _renamed_rows(seeds=range(4)):
-    """Decisions of a few random deals (discards and play, either seat), each with a renaming."""
+    """(observations, masks) of the decisions of a few random deals (discards and play, either
+    seat)."""
     rows = [(encode(a, a.to_move), a.legal_mask()) for seed in seeds
             for a, _ in _play_pair(seed, 0) if a.phase < Phase.DEAL_OVER]
     obs = np.stack([r[0] for r in rows])
@@ -167,3 +170,21 @@ def test_a_network_that_reads_the_suits_in_its_input_cannot_be_made_symmetric():
                       symmetric=True)
     with pytest.raises(ValueError, match="symmetric must be true or false"):
         build_network("cards", features=True, hidden=8, context=8, embed=4, symmetric=1)
+
+
+def test_a_renamed_agent_lays_the_card_its_agent_lays_in_the_renamed_game():
+    agent = SuitRenamedAgent(StandardAgent(seed=0))
+    inner = StandardAgent(seed=0)
+    differs = 0
+    obs, masks = _renamed_rows(range(12))
+    for k in range(len(obs)):
+        p = k % N_RENAMINGS
+        agent.renaming = p
+        card = agent.act(obs[k], masks[k])
+        assert masks[k, card]
+        new_obs, new_masks, _, _ = rename_suits(np.array([p]), obs[k:k + 1], masks[k:k + 1],
+                                                np.zeros(1))
+        assert CARD_MAP[p, card] == inner.act(new_obs[0], new_masks[0])
+        differs += card != inner.act(obs[k], masks[k])
+    # standard breaks ties by the card id, so under other names it lays other cards of a rank
+    assert differs > 0

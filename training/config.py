@@ -39,18 +39,24 @@ class EnvConfig(_Section):
         "random", description="which seat the learner takes each episode")
 
 
+def names_an_agent(spec: str, path_marks: str) -> bool:
+    """Whether ``spec`` names a scripted agent, the champion or a checkpoint path (a name holding
+    one of ``path_marks``), alone or after ``renamed:``."""
+    inner = spec.removeprefix(RENAMED_PREFIX)
+    return inner in (*SCRIPTED_OPPONENTS, "champion") or any(m in inner for m in path_marks)
+
+
 class OpponentConfig(_Section):
     """One member of the training opponent mixture: a scripted level, 'self', or a checkpoint."""
 
-    agent: str = Field(description="random, greedy, standard, expert, self, or a checkpoint path")
+    agent: str = Field(description="random, greedy, standard, expert, self, or a checkpoint path; "
+                                   "any but self also after 'renamed:' (agents.renamed)")
     weight: float = Field(1.0, gt=0, description="relative chance of facing it in an episode")
 
     @field_validator("agent")
     @classmethod
     def _known(cls, value: str) -> str:
-        inner = value.removeprefix(RENAMED_PREFIX)
-        if (inner in (*SCRIPTED_OPPONENTS, "champion") or (inner == value and value == SELF)
-                or "/" in inner or "\\" in inner):
+        if value == SELF or names_an_agent(value, path_marks="/\\"):
             return value
         allowed = ", ".join(repr(a) for a in (*SCRIPTED_OPPONENTS, SELF, "champion"))
         raise ValueError(f"got {value!r}; allowed: {allowed} or a checkpoint path, each but "
@@ -385,8 +391,7 @@ class EvalConfig(_Section):
     @classmethod
     def _scripted(cls, value: list[str]) -> list[str]:
         for name in value:
-            inner = name.removeprefix(RENAMED_PREFIX)
-            if inner not in (*SCRIPTED_OPPONENTS, "champion") and "/" not in inner:
+            if not names_an_agent(name, path_marks="/"):
                 allowed = ", ".join(repr(a) for a in (*SCRIPTED_OPPONENTS, "champion"))
                 raise ValueError(f"got {name!r}; allowed: {allowed} or a checkpoint path, each "
                                  f"also after {RENAMED_PREFIX!r}")
