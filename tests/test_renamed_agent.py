@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from agents.registry import make_agent
+from training.config import EvalConfig, OpponentConfig
 from training.evaluate import evaluate
 
 
@@ -40,10 +42,6 @@ def test_an_evaluation_against_a_renamed_agent_is_reproducible_and_differs_from_
 
 
 def test_training_configs_take_renamed_opponents_and_refuse_bad_ones():
-    from pydantic import ValidationError
-
-    from training.config import EvalConfig, OpponentConfig
-
     assert OpponentConfig(agent="renamed:expert").agent == "renamed:expert"
     assert EvalConfig(opponents=["renamed:standard", "greedy"]).opponents[0] == "renamed:standard"
     for bad in ("renamed:self", "renamed:nobody", "renamed:"):

@@ -118,7 +118,7 @@ def test_the_fit_renames_suits_only_when_asked_and_the_same_way_on_a_resumed_fit
     assert first[3] is None
 
 
-def _renamed_rows(seeds=range(4)):
+def _decision_rows(seeds=range(4)):
     """(observations, masks) of the decisions of a few random deals (discards and play, either
     seat)."""
     rows = [(encode(a, a.to_move), a.legal_mask()) for seed in seeds
@@ -139,7 +139,7 @@ def test_a_symmetric_network_is_the_mean_over_the_renamed_games_and_decides_the_
     plain = build_network("cards", **kwargs).eval()
     symmetric = build_network("cards", **kwargs, symmetric=True).eval()
     symmetric.load_state_dict(plain.state_dict())  # no weights of its own
-    obs, masks = _renamed_rows()
+    obs, masks = _decision_rows()
     legal = masks > 0
     # its outputs are the plain network's mean over the 24 renamed decisions, read back
     total = np.zeros((len(obs), N_CARDS + 1))
@@ -176,7 +176,7 @@ def test_a_renamed_agent_lays_the_card_its_agent_lays_in_the_renamed_game():
     agent = SuitRenamedAgent(StandardAgent(seed=0))
     inner = StandardAgent(seed=0)
     differs = 0
-    obs, masks = _renamed_rows(range(12))
+    obs, masks = _decision_rows(range(12))
     for k in range(len(obs)):
         p = k % N_RENAMINGS
         agent.renaming = p
