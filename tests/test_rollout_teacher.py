@@ -80,6 +80,28 @@ def test_a_rival_in_the_rollouts_plays_the_opponents_seat_row_by_row_alike():
     assert not np.allclose(together, as_network)
 
 
+def test_a_network_standing_in_for_the_rival_lays_its_highest_logit_in_the_rollouts():
+    """``opponent=PATH``: the real games are the same as with the rival itself in the rollouts,
+    and each legal card's value is that of the rollout with the named network's highest logit in
+    the opponent's seat (``play_out`` with that network as the rival), not the rival's."""
+    model = Path("agents/checkpoints/distilled")
+    teacher = "rollouts:net=champion"
+    by_model = record_rollout_chunk(f"{teacher},opponent={model}", "standard", seed=5, number=0,
+                                    games=3)
+    by_rival = record_rollout_chunk(f"{teacher},opponent=rival", "standard", seed=5, number=0,
+                                    games=3)
+    assert np.array_equal(by_model["obs"], by_rival["obs"])
+    assert not np.array_equal(by_model["margins"], by_rival["margins"], equal_nan=True)
+    agent, stand_in = load_learned_agent(CHAMPION_PATH), load_learned_agent(model)
+    rows, seats = _play_rows(12)
+    direct = play_out(agent, rows, seats, WINS, np.random.default_rng(0), 1e-4, stand_in)
+    alone = [play_out(agent, rows[i:i + 1], seats[i:i + 1], WINS, np.random.default_rng(0), 1e-4,
+                      stand_in) for i in range(len(rows))]
+    assert np.allclose(direct, np.concatenate(alone))
+    assert not np.allclose(direct, play_out(agent, rows, seats, WINS, np.random.default_rng(0),
+                                            1e-4))
+
+
 def test_the_expert_continued_in_a_rollout_plays_the_real_deal_on_the_networks_own_card():
     """With the expert as rival, each rollout continues a copy of the game's own expert (its
     memory of the deal and its random stream), so the rollout of the card the network really laid
@@ -274,8 +296,9 @@ def test_settings_and_their_errors(tmp_path: Path):
                                                                                  plays=False)
     with pytest.raises(ValueError, match="throws .* must be 0 or more"):
         RolloutSettings.parse("rollouts:throws=-1")
-    with pytest.raises(ValueError, match="opponent must be net or rival"):
+    with pytest.raises(ValueError, match="opponent must be net, rival or a network's checkpoint"):
         RolloutSettings.parse("rollouts:opponent=expert")
+    assert RolloutSettings.parse(f"rollouts:opponent={CHAMPION_PATH}").opponent == str(CHAMPION_PATH)
     cfg = {"name": "r", "algo": "distill", "opponents": [{"agent": "standard"}],
            "distill": {"teacher": f"rollouts:net={tmp_path / 'missing'}", "advantage": 1.0},
            "train": {"engine": "python"}}

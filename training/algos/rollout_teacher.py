@@ -56,10 +56,12 @@ ROLLOUT_TEACHER = "rollouts"
 class RolloutSettings:
     """``rollouts:net=PATH,temperature=T,opponent=WHO,throws=K,plays=1,need=N``: the network (a
     checkpoint path, or ``champion``); who lays the opponent's cards in the play's rollouts:
-    ``net``, the network, drawing from its softmax at ``temperature``, or ``rival``, the agent the
-    game is played against, so the values are those against that opponent's own play. A rival
-    with memory (the expert) is continued in each rollout from a copy of the game's own, its
-    memory of the deal included. ``throws``: cuts per throw when valuing the discards (0: not
+    ``net``, the network, drawing from its softmax at ``temperature``; ``rival``, the agent the
+    game is played against, so the values are those against that opponent's own play (a rival
+    with memory, the expert, is continued in each rollout from a copy of the game's own, its
+    memory of the deal included); or a network's checkpoint (a path), laying its highest logit:
+    a model of the rival (the expert distilled) that steps every rollout in one forward pass
+    where the rival itself is asked row by row. ``throws``: cuts per throw when valuing the discards (0: not
     valued); ``plays``: whether the play's cards are valued; ``need``: only the decisions taken
     with either player within ``need`` points of the target are kept and valued (the end of the
     game, as ``agents.endgame.near_the_end`` and a pool's end-game members judge it; 0: all)."""
@@ -82,8 +84,13 @@ class RolloutSettings:
             raise ValueError(f"{ROLLOUT_TEACHER}: temperature must be positive, got "
                              f"{self.temperature}")
         if self.opponent not in ("net", "rival"):
-            raise ValueError(f"{ROLLOUT_TEACHER}: opponent must be net or rival, got "
-                             f"{self.opponent!r}")
+            from agents.checkpoint import resolve_checkpoint
+
+            try:
+                resolve_checkpoint(self.opponent)
+            except FileNotFoundError as err:
+                raise ValueError(f"{ROLLOUT_TEACHER}: opponent must be net, rival or a "
+                                 f"network's checkpoint, got {self.opponent!r} ({err})") from None
 
     @classmethod
     def parse(cls, spec: str) -> RolloutSettings:
@@ -333,7 +340,9 @@ def record_rollout_chunk(teacher: str, opponent: str, seed: int, number: int,
     rival = build_agent(opponent, seed=derive_seed(chunk_seed, "opponent"))
     if not is_stateless(rival):  # the expert: one copy per game, as in an evaluation
         rival = PerRowAgent(rival, lambda b: derive_seed(chunk_seed, "opponent", "game", b))
-    in_rollouts = rival if settings.opponent == "rival" else None
+    in_rollouts = {"net": None, "rival": rival}.get(settings.opponent)
+    if settings.opponent not in ("net", "rival"):
+        in_rollouts = load_learned_agent(settings.opponent)
     plans = [game_plan(chunk_seed, index) for index in range(games)]
     seats = np.array([plan.agent_seat for plan in plans], dtype=np.int64)
     recorder = RolloutRecorder(agent, seats, win_table(DEFAULT_TARGET),
