@@ -304,6 +304,12 @@ def test_settings_and_their_errors(tmp_path: Path):
            "train": {"engine": "python"}}
     with pytest.raises(ValueError, match="distill.teacher's net"):
         check_named_agents(parse_config(cfg))
+    broken = tmp_path / "broken"  # a checkpoint folder whose weights do not load
+    broken.mkdir()
+    (broken / "meta.json").write_text("{}")
+    stand_in = {**cfg["distill"], "teacher": f"rollouts:net=champion,opponent={broken}"}
+    with pytest.raises(ValueError, match="distill.teacher's opponent"):
+        check_named_agents(parse_config({**cfg, "distill": stand_in}))
     with pytest.raises(ValueError, match="distill.advantage: only the expert"):
         parse_config({**cfg, "distill": {"teacher": "standard", "advantage": 1.0}})
 

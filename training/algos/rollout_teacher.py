@@ -61,10 +61,11 @@ class RolloutSettings:
     with memory, the expert, is continued in each rollout from a copy of the game's own, its
     memory of the deal included); or a network's checkpoint (a path), laying its highest logit:
     a model of the rival (the expert distilled) that steps every rollout in one forward pass
-    where the rival itself is asked row by row. ``throws``: cuts per throw when valuing the discards (0: not
-    valued); ``plays``: whether the play's cards are valued; ``need``: only the decisions taken
-    with either player within ``need`` points of the target are kept and valued (the end of the
-    game, as ``agents.endgame.near_the_end`` and a pool's end-game members judge it; 0: all)."""
+    where the rival itself is asked row by row. ``throws``: cuts per throw when valuing the
+    discards (0: not valued); ``plays``: whether the play's cards are valued; ``need``: only the
+    decisions taken with either player within ``need`` points of the target are kept and valued
+    (the end of the game, as ``agents.endgame.near_the_end`` and a pool's end-game members judge
+    it; 0: all)."""
 
     net: str = "champion"
     temperature: float = 1.0
@@ -340,8 +341,11 @@ def record_rollout_chunk(teacher: str, opponent: str, seed: int, number: int,
     rival = build_agent(opponent, seed=derive_seed(chunk_seed, "opponent"))
     if not is_stateless(rival):  # the expert: one copy per game, as in an evaluation
         rival = PerRowAgent(rival, lambda b: derive_seed(chunk_seed, "opponent", "game", b))
-    in_rollouts = {"net": None, "rival": rival}.get(settings.opponent)
-    if settings.opponent not in ("net", "rival"):
+    if settings.opponent == "net":
+        in_rollouts = None
+    elif settings.opponent == "rival":
+        in_rollouts = rival
+    else:  # a network standing in for the rival
         in_rollouts = load_learned_agent(settings.opponent)
     plans = [game_plan(chunk_seed, index) for index in range(games)]
     seats = np.array([plan.agent_seat for plan in plans], dtype=np.int64)
