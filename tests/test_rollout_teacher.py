@@ -10,7 +10,7 @@ import torch
 
 from agents.endgame import win_table
 from agents.learned import load_learned_agent
-from agents.registry import CHAMPION_PATH
+from agents.registry import CHAMPION_PATH, SHIPPED_CHECKPOINTS
 from crib_env import fast
 from crib_env.game import Game, Phase
 from crib_env.observation import SCORE_SCALE, SLICES, phase_column
@@ -84,7 +84,7 @@ def test_a_network_standing_in_for_the_rival_lays_its_highest_logit_in_the_rollo
     """``opponent=PATH``: the real games are the same as with the rival itself in the rollouts,
     and each legal card's value is that of the rollout with the named network's highest logit in
     the opponent's seat (``play_out`` with that network as the rival), not the rival's."""
-    model = Path("agents/checkpoints/distilled")
+    model = SHIPPED_CHECKPOINTS / "distilled"
     teacher = "rollouts:net=champion"
     by_model = record_rollout_chunk(f"{teacher},opponent={model}", "standard", seed=5, number=0,
                                     games=3)
