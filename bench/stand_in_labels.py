@@ -91,7 +91,7 @@ def main() -> None:
     print("|---|---|---|---|---|")
     print(f"| the expert | {base_s:.1f} | - | - | - |")
     for name, chunk, seconds in (("the expert, other random streams", again, again_s),
-                                 (f"{args.stand_in}", stand_in, stand_in_s)):
+                                 (args.stand_in, stand_in, stand_in_s)):
         c = compare(base, chunk)
         print(f"| {name} | {seconds:.1f} | {c['same_best']:.3f} | {c['correlation']:.3f} | "
               f"{c['mean_abs_difference']:.4f} ({c['mean_abs_value']:.4f}) |")

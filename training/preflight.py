@@ -45,8 +45,8 @@ def check_named_agents(cfg: RunConfig) -> None:
             except ValueError as err:
                 raise ValueError(f"distill.teacher: {err}") from err
             named.append(("distill.teacher's net", settings.net))
-            if settings.opponent not in ("net", "rival"):  # a network standing in for the rival
-                named.append(("distill.teacher's opponent", settings.opponent))
+            if settings.stand_in is not None:
+                named.append(("distill.teacher's opponent", settings.stand_in))
         else:
             named.append(("distill.teacher", teacher))
         if cfg.distill.opening:

@@ -84,14 +84,19 @@ class RolloutSettings:
         if self.temperature <= 0:
             raise ValueError(f"{ROLLOUT_TEACHER}: temperature must be positive, got "
                              f"{self.temperature}")
-        if self.opponent not in ("net", "rival"):
+        if self.stand_in is not None:
             from agents.checkpoint import resolve_checkpoint
 
             try:
-                resolve_checkpoint(self.opponent)
+                resolve_checkpoint(self.stand_in)
             except FileNotFoundError as err:
                 raise ValueError(f"{ROLLOUT_TEACHER}: opponent must be net, rival or a "
                                  f"network's checkpoint, got {self.opponent!r} ({err})") from None
+
+    @property
+    def stand_in(self) -> str | None:
+        """The checkpoint of the network standing in for the rival (``opponent=PATH``), else None."""
+        return None if self.opponent in ("net", "rival") else self.opponent
 
     @classmethod
     def parse(cls, spec: str) -> RolloutSettings:
@@ -341,12 +346,10 @@ def record_rollout_chunk(teacher: str, opponent: str, seed: int, number: int,
     rival = build_agent(opponent, seed=derive_seed(chunk_seed, "opponent"))
     if not is_stateless(rival):  # the expert: one copy per game, as in an evaluation
         rival = PerRowAgent(rival, lambda b: derive_seed(chunk_seed, "opponent", "game", b))
-    if settings.opponent == "net":
-        in_rollouts = None
-    elif settings.opponent == "rival":
-        in_rollouts = rival
-    else:  # a network standing in for the rival
-        in_rollouts = load_learned_agent(settings.opponent)
+    if settings.stand_in is not None:
+        in_rollouts = load_learned_agent(settings.stand_in)
+    else:
+        in_rollouts = rival if settings.opponent == "rival" else None
     plans = [game_plan(chunk_seed, index) for index in range(games)]
     seats = np.array([plan.agent_seat for plan in plans], dtype=np.int64)
     recorder = RolloutRecorder(agent, seats, win_table(DEFAULT_TARGET),
