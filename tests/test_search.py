@@ -547,7 +547,8 @@ def test_the_search_keeps_its_measured_network_and_the_champion_names_its_genera
     """``champion-search`` searches with the distilled network its figures were measured over,
     not with whatever ``champion`` is now; the shipped champion's meta names the expert-iteration
     generation, the config that trains it (from a shipped network) and the commit, and, being a
-    pool, the networks the config's pool holds: the start network and the generation's fits."""
+    pool, the networks the config's pool holds: the start network and the generation's fits, or
+    (``pooled_with``) an earlier champion's networks, named by their own config, and the fits."""
     import json
     import re
 
@@ -572,10 +573,18 @@ def test_the_search_keeps_its_measured_network_and_the_champion_names_its_genera
     assert start.parent == SHIPPED_CHECKPOINTS.resolve() and start != CHAMPION_PATH.resolve()
     assert re.fullmatch(r"[0-9a-f]{40}", block["commit"])
     if meta["arch"] == "pool":
-        assert len(meta["pool"]) == cfg.exit.fits + (cfg.exit.pool_previous > 0)
+        weights = [m["weight"] for m in meta["pool"]]
+        earlier = block.get("pooled_with")
+        if earlier is None:
+            assert weights == [cfg.exit.pool_previous] + [1.0] * cfg.exit.fits
+        else:  # the earlier champion's networks first, their weights shared out as it shared them
+            before = load_config(root / earlier["config"]).exit
+            assert earlier["networks"] == before.fits + (before.pool_previous > 0)
+            assert len(weights) == earlier["networks"] + cfg.exit.fits
+            assert sum(weights[:earlier["networks"]]) == pytest.approx(earlier["weight"])
+            assert weights[earlier["networks"]:] == [1.0] * cfg.exit.fits
         first = json.loads((start / "meta.json").read_text(encoding="utf-8"))
         assert meta["pool"][0]["policy_sha256"] == first["sha256"]["policy.safetensors"]
-        assert [m["weight"] for m in meta["pool"]] == [cfg.exit.pool_previous] + [1.0] * cfg.exit.fits
 
 
 def _tiny_exit_config(tmp_path, start):
