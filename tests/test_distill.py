@@ -416,6 +416,27 @@ def test_the_anchor_term_is_the_kl_divergence_from_the_anchor() -> None:
     assert loss == pytest.approx(float(plain + 2.5 * by_hand.mean()), rel=1e-5)
 
 
+def test_held_out_agreement_is_the_same_taken_in_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``agreement`` walks the held-out rows in blocks (a wide network's activations over a whole
+    held-out set do not fit in memory): the mean loss and the share agreed are those of one pass,
+    with a last block shorter than the others."""
+    from training.algos import distill
+
+    torch.manual_seed(1)
+    net = torch.nn.Linear(8, 52)
+    inputs = torch.randn(23, 8)
+    masks = torch.zeros(23, 52, dtype=torch.int8)
+    masks[:, FIT_CARDS] = 1
+    cards = torch.tensor(FIT_CARDS)[torch.randint(0, len(FIT_CARDS), (23,))]
+    logits = distill.legal_logits(net, inputs, masks).detach()
+    whole = (float(torch.nn.functional.cross_entropy(logits, cards)),
+             float((logits.argmax(1) == cards).float().mean()))
+    monkeypatch.setattr(distill, "AGREEMENT_BLOCK", 5)
+    blocked = distill.agreement(net, inputs, masks, cards)
+    assert blocked == pytest.approx(whole, rel=1e-5)
+    assert 0.0 < blocked[1] < 1.0
+
+
 def test_the_anchor_holds_the_fit_near_the_anchors_cards() -> None:
     """With the teacher's card fixed, an anchor that prefers another card keeps more of that
     card's probability than cross-entropy alone does."""

@@ -198,13 +198,23 @@ def departures(start: str, data: Decisions) -> np.ndarray:
     return np.concatenate([np.zeros(0, np.int64), *cards]) != data.cards
 
 
+#: held-out rows per forward pass of ``agreement``: a wide network's activations over a whole
+#: held-out set (hundreds of thousands of rows) would not fit in memory at once
+AGREEMENT_BLOCK = 8192
+
+
 def agreement(net: nn.Module, inputs: torch.Tensor, masks: torch.Tensor,
               cards: torch.Tensor) -> tuple[float, float]:
-    """(loss, share of decisions where the network's best card is the teacher's)."""
+    """(loss, share of decisions where the network's best card is the teacher's), the rows taken
+    ``AGREEMENT_BLOCK`` at a time."""
+    loss = agreed = 0.0
     with torch.inference_mode():
-        logits = legal_logits(net, inputs, masks)
-        return (float(nn.functional.cross_entropy(logits, cards)),
-                float((logits.argmax(1) == cards).float().mean()))
+        for first in range(0, len(cards), AGREEMENT_BLOCK):
+            block = slice(first, first + AGREEMENT_BLOCK)
+            logits = legal_logits(net, inputs[block], masks[block])
+            loss += float(nn.functional.cross_entropy(logits, cards[block], reduction="sum"))
+            agreed += float((logits.argmax(1) == cards[block]).sum())
+    return loss / len(cards), agreed / len(cards)
 
 
 def cosine_rate(base: float, step: int, total: int) -> float:
