@@ -11,10 +11,13 @@ The recorded deal is the real one, so this mean is an unbiased estimate of what 
 network's card instead gains per decision (in chance to win) when the rest of the deal is played
 as the rollouts play it: one step of policy improvement, measured on deals no fit has seen.
 
-    PYTHONPATH=. python bench/rollout_gain.py RECORDING NETWORK [NETWORK ...] [--need N]
+    PYTHONPATH=. python bench/rollout_gain.py RECORDING NETWORK [NETWORK ...] [--need N] [--rows N]
 
 ``--need N`` keeps the decisions taken with either player within N points of the target alone
-(``agents.networks.near_the_end``): the end of the game.
+(``agents.networks.near_the_end``): the end of the game. A name that is not a checkpoint is an
+agent spec (``champion-search:sims=64``): it is asked row by row, in the recorded order, so an agent
+that remembers the deal (the search reads the opponent's plays) sees the player's successive play
+decisions; ``--rows N`` keeps the first N decisions, for agents too slow for all of them.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import torch
 
 from agents.learned import load_learned_agent
 from agents.networks import near_the_end
-from agents.registry import network_path
+from agents.registry import make_agent, network_path
 from training.algos.distill import network_cards
 from training.algos.distill_recording import HELD_OUT_EVERY, chunk_files
 
@@ -64,15 +67,20 @@ def valued_decisions(folder: Path, held_out: bool = True
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("recording", type=Path)
-    parser.add_argument("networks", nargs="+", help="checkpoint paths (or champion)")
+    parser.add_argument("networks", nargs="+",
+                        help="checkpoint paths (or champion), or agent specs")
     parser.add_argument("--need", type=int, default=0,
                         help="only decisions with either player within this many points (0: all)")
+    parser.add_argument("--rows", type=int, default=0, help="only the first N decisions (0: all)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     obs, masks, cards, values = valued_decisions(args.recording)
     if args.need:
         near = near_end_rows(obs, args.need)
         obs, masks, cards, values = obs[near], masks[near], cards[near], values[near]
+    if args.rows:
+        obs, masks, cards, values = obs[:args.rows], masks[:args.rows], cards[:args.rows], \
+            values[:args.rows]
     rows = np.arange(len(cards))
     recorded = values[rows, cards]
     where = f" within {args.need} points of the target" if args.need else ""
@@ -82,11 +90,21 @@ def main() -> None:
     print("|---|---|---|---|")
     first = None
     for name in args.networks:
-        chosen = network_cards(load_learned_agent(network_path(name)), obs, masks)
+        chosen = cards_of(name, obs, masks)
         gain = values[rows, chosen] - recorded
         first = gain if first is None else first
         print(f"| {name} | {np.mean(chosen != cards):.1%} | {mean_and_error(gain)} "
               f"| {mean_and_error(gain - first)} |")
+
+
+def cards_of(name: str, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The card ``name`` lays at each decision: a network's highest logit in batches, any other
+    agent's ``act`` row by row in the recorded order."""
+    path = network_path(name)
+    if (path / "meta.json").is_file():
+        return network_cards(load_learned_agent(path), obs, masks)
+    agent = make_agent(name, seed=0)
+    return np.array([agent.act(o, m) for o, m in zip(obs, masks, strict=True)], dtype=np.int64)
 
 
 def mean_and_error(x: np.ndarray) -> str:
