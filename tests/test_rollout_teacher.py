@@ -299,6 +299,7 @@ def test_settings_and_their_errors(tmp_path: Path):
     with pytest.raises(ValueError, match="opponent must be net, rival or a network's checkpoint"):
         RolloutSettings.parse("rollouts:opponent=expert")
     assert RolloutSettings.parse(f"rollouts:opponent={CHAMPION_PATH}").opponent == str(CHAMPION_PATH)
+    assert RolloutSettings.parse("rollouts:opponent=champion").stand_in == "champion"  # as net=
     cfg = {"name": "r", "algo": "distill", "opponents": [{"agent": "standard"}],
            "distill": {"teacher": f"rollouts:net={tmp_path / 'missing'}", "advantage": 1.0},
            "train": {"engine": "python"}}

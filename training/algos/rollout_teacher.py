@@ -59,9 +59,9 @@ class RolloutSettings:
     ``net``, the network, drawing from its softmax at ``temperature``; ``rival``, the agent the
     game is played against, so the values are those against that opponent's own play (a rival
     with memory, the expert, is continued in each rollout from a copy of the game's own, its
-    memory of the deal included); or a network's checkpoint (a path), laying its highest logit:
-    a model of the rival (the expert distilled) that steps every rollout in one forward pass
-    where the rival itself is asked row by row. ``throws``: cuts per throw when valuing the
+    memory of the deal included); or a network's checkpoint (a path, or ``champion``), laying its
+    highest logit: a model of the rival (the expert distilled) that steps every rollout in one
+    forward pass where the rival itself is asked row by row. ``throws``: cuts per throw when valuing the
     discards (0: not valued); ``plays``: whether the play's cards are valued; ``need``: only the
     decisions taken with either player within ``need`` points of the target are kept and valued
     (the end of the game, as ``agents.endgame.near_the_end`` and a pool's end-game members judge
@@ -86,9 +86,10 @@ class RolloutSettings:
                              f"{self.temperature}")
         if self.stand_in is not None:
             from agents.checkpoint import resolve_checkpoint
+            from agents.registry import network_path
 
             try:
-                resolve_checkpoint(self.stand_in)
+                resolve_checkpoint(network_path(self.stand_in))
             except FileNotFoundError as err:
                 raise ValueError(f"{ROLLOUT_TEACHER}: opponent must be net, rival or a "
                                  f"network's checkpoint, got {self.opponent!r} ({err})") from None
@@ -347,7 +348,7 @@ def record_rollout_chunk(teacher: str, opponent: str, seed: int, number: int,
     if not is_stateless(rival):  # the expert: one copy per game, as in an evaluation
         rival = PerRowAgent(rival, lambda b: derive_seed(chunk_seed, "opponent", "game", b))
     if settings.stand_in is not None:
-        in_rollouts = load_learned_agent(settings.stand_in)
+        in_rollouts = load_learned_agent(network_path(settings.stand_in))
     else:
         in_rollouts = rival if settings.opponent == "rival" else None
     plans = [game_plan(chunk_seed, index) for index in range(games)]
