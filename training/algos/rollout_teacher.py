@@ -62,10 +62,10 @@ class RolloutSettings:
     memory of the deal included); or a network's checkpoint (a path, or ``champion``), laying its
     highest logit: a model of the rival (the expert distilled) that steps every rollout in one
     forward pass where the rival itself is asked row by row. ``throws``: cuts per throw when
-    valuing the discards (0: not valued); ``plays``: whether the play's cards are valued; ``need``: only the
-    decisions taken with either player within ``need`` points of the target are kept and valued
-    (the end of the game, as ``agents.endgame.near_the_end`` and a pool's end-game members judge
-    it; 0: all)."""
+    valuing the discards (0: not valued); ``plays``: whether the play's cards are valued;
+    ``need``: only the decisions taken with either player within ``need`` points of the target
+    are kept and valued (the end of the game, as ``agents.endgame.near_the_end`` and a pool's
+    end-game members judge it; 0: all)."""
 
     net: str = "champion"
     temperature: float = 1.0
