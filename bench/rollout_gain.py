@@ -30,9 +30,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.learned import load_learned_agent
 from agents.networks import near_the_end
-from agents.registry import make_agent, network_path
+from agents.registry import make_agent
 from training.algos.distill import network_cards
 from training.algos.distill_recording import HELD_OUT_EVERY, chunk_files
 
@@ -98,12 +97,12 @@ def main() -> None:
 
 
 def cards_of(name: str, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """The card ``name`` lays at each decision: a network's highest logit in batches, any other
-    agent's ``act`` row by row in the recorded order."""
-    path = network_path(name)
-    if (path / "meta.json").is_file():
-        return network_cards(load_learned_agent(path), obs, masks)
+    """The card ``name`` (any agent spec, a checkpoint included) lays at each decision: a
+    network's highest logit in batches, any other agent's ``act`` row by row in the recorded
+    order."""
     agent = make_agent(name, seed=0)
+    if hasattr(agent, "logits_batch"):
+        return network_cards(agent, obs, masks)
     return np.array([agent.act(o, m) for o, m in zip(obs, masks, strict=True)], dtype=np.int64)
 
 
