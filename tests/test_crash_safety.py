@@ -22,7 +22,14 @@ from agents.checkpoint import load_network, rng_state, save_checkpoint
 from agents.networks import build_network
 from crib_cli.main import app
 from training.config_file import parse_config
-from training.recovery import evaluation_steps, recover_run, rewind_run, run_problems
+from training.recovery import (
+    evaluation_steps,
+    recover_run,
+    rewind_run,
+    run_problems,
+    tensorboard_steps,
+    wait_for_later_event_file,
+)
 from training.train import train
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,6 +155,29 @@ def test_rewind_drops_what_came_after_latest_and_rebuilds_best(tmp_path):
     assert [p.name for p in (run / "pool").iterdir()] == []  # the snapshot of 48 is gone
     assert (run / "best" / "meta.json").exists()
     assert meta["num_timesteps"] == 48
+
+
+def test_a_session_resumed_within_the_killed_ones_second_still_hides_the_purged_steps(tmp_path):
+    """TensorBoard reads event files in name order (second, host, pid as text): the killed
+    session's file (pid 9999) and a resumed one opened in the same second (pid 10000) would be read
+    new-first, and the purge would miss the old steps. The resumed writer waits for a later second."""
+    from unittest import mock
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    future = time.time() + 1  # the killed session's second has not even ended
+    with mock.patch("time.time", return_value=future), mock.patch("os.getpid", return_value=9999):
+        killed = SummaryWriter(str(tmp_path))
+    for step in (64, 128, 192):
+        killed.add_scalar("loss", 1.0, step)
+    killed.close()
+    wait_for_later_event_file(tmp_path)
+    with mock.patch("os.getpid", return_value=10000):
+        resumed = SummaryWriter(str(tmp_path), purge_step=129)  # resuming from step 128
+    for step in (192, 256):
+        resumed.add_scalar("loss", 2.0, step)
+    resumed.close()
+    assert tensorboard_steps(tmp_path) == {"loss": [64, 128, 192, 256]}
 
 
 # -- item 2: folders replaced whole ------------------------------------------------------------------

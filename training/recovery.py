@@ -11,13 +11,15 @@ step, and ``best/`` right after it. So after a kill, ``latest/`` at step L says 
 * ``rewind_run``: drops what the killed session did after L (pool snapshots of later steps,
   evaluation lines of later steps and a line cut by the kill) and writes ``best/`` again when the
   kill fell between ``latest/`` and ``best/`` of the same step. TensorBoard scalars after L are
-  hidden by the resumed session's ``purge_step`` (``training.trainer``).
+  hidden by the resumed session's ``purge_step`` (``training.trainer``), once
+  ``wait_for_later_event_file`` has made sure its event file is read after the killed session's.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 from agents.checkpoint import META_FILE, POLICY_FILE
@@ -138,6 +140,21 @@ def run_problems(run_dir: Path) -> list[str]:
 def evaluation_steps(run_dir: Path) -> list[int]:
     path = Path(run_dir) / EVALS_FILE
     return [json.loads(raw)["step"] for raw in path.read_text(encoding="utf-8").splitlines()]
+
+
+def wait_for_later_event_file(tb_dir: Path) -> None:
+    """Sleep until the clock is past the second of the newest event file in ``tb_dir``.
+
+    TensorBoard reads a folder's event files in name order, and a purge hides only the steps read
+    before it. A writer's file is named ``events.out.tfevents.<second>.<host>.<pid>.<n>``, so a
+    session resumed within the second of the killed one would sort by pid as text (``10000`` before
+    ``9999``) and show the purged steps again. A file opened in a later second always sorts after.
+    """
+    seconds = [int(part) for path in Path(tb_dir).glob("events.out.tfevents.*")
+               if (part := path.name.split(".")[3]).isdigit()]
+    if seconds:
+        while int(time.time()) <= max(seconds):
+            time.sleep(0.05)
 
 
 def tensorboard_steps(tb_dir: Path) -> dict[str, list[int]]:

@@ -43,7 +43,7 @@ from agents.reader import load_reader_state
 
 from .config import RunConfig
 from .interrupt import StopOnSignal
-from .recovery import EVALS_FILE
+from .recovery import EVALS_FILE, wait_for_later_event_file
 
 
 def seed_everything(seed: int) -> None:
@@ -231,6 +231,8 @@ class Trainer(ABC):
         from torch.utils.tensorboard import SummaryWriter
 
         purge_step = self.num_timesteps + 1 if self.resume else None
+        if self.resume:
+            wait_for_later_event_file(self.run_dir / "tb")
 
         class Output(TensorBoardOutputFormat):
             def __init__(self, folder: str) -> None:  # SB3's, with purge_step
