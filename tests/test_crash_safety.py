@@ -306,6 +306,33 @@ def test_sigterm_stops_a_dmc_run_the_same_way_with_143(tmp_path):
     assert run_problems(resumed) == []
 
 
+@pytest.mark.slow
+def test_a_second_ctrl_c_stops_a_recording_with_worker_processes_at_once(tmp_path):
+    """The first Ctrl-C lets the chunks being recorded finish (minutes here: 400 expert games
+    each); the second drops them and exits at once, leaving no chunk half written."""
+    data = distill("sigrecord")
+    data["distill"].update(teacher="expert", chunks=4, workers=2, chunk_games=400)
+    out = tmp_path / "runs"
+    proc = subprocess.Popen([sys.executable, "-m", "crib_cli", "train", "--config",
+                             str(write(tmp_path, data)), "--output-dir", str(out)], cwd=ROOT,
+                            env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    deadline = time.time() + 120
+    while not list(out.glob("*/recording/recording.json")) and time.time() < deadline:
+        time.sleep(0.2)
+    time.sleep(5)  # the two workers started and are recording their first chunks
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(1)
+    os.killpg(proc.pid, signal.SIGINT)
+    second = time.time()
+    output, _ = proc.communicate(timeout=300)
+    assert time.time() - second < 30, output[-3000:]
+    assert proc.returncode == 130, output[-3000:]
+    assert "SIGINT again: stopping now" in output
+    (recording,) = out.glob("*/recording")
+    assert [p.name for p in recording.iterdir()] == ["recording.json"]
+
+
 # -- item 5: every agent the config names, loaded before the run starts ------------------------------
 
 

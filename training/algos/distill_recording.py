@@ -210,10 +210,11 @@ def record(folder: Path, teacher: str, opponents: Sequence[str], chunks: int, se
 
 def _record_in_pool(jobs: Any, workers: int, write: Callable[[int, dict[str, np.ndarray]], None],
                     should_stop: Callable[[], bool]) -> None:
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_recorder_process) as pool:
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_recorder_process)
+    try:
         # a few chunks in flight per worker, each written as soon as it is done: a stop request
-        # loses at most the chunks in flight
+        # waits for the chunks being recorded and drops those not started
         running: dict[Future, int] = {}
         while True:
             while not should_stop() and len(running) < 2 * workers:
@@ -229,6 +230,14 @@ def _record_in_pool(jobs: Any, workers: int, write: Callable[[int, dict[str, np.
             if should_stop():
                 for future in running:
                     future.cancel()
+    except BaseException:
+        # a second signal (KeyboardInterrupt) or an error: stop now, losing the chunks in flight
+        # (a chunk is written whole or not at all), rather than wait minutes for them to finish
+        for process in list((pool._processes or {}).values()):  # public only from Python 3.14
+            process.kill()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
 
 
 @dataclass
