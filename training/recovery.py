@@ -149,12 +149,13 @@ def wait_for_later_event_file(tb_dir: Path) -> None:
     before it. A writer's file is named ``events.out.tfevents.<second>.<host>.<pid>.<n>``, so a
     session resumed within the second of the killed one would sort by pid as text (``10000`` before
     ``9999``) and show the purged steps again. A file opened in a later second always sorts after.
+    A file named further ahead (another machine's clock) is not waited for beyond two seconds.
     """
     seconds = [int(part) for path in Path(tb_dir).glob("events.out.tfevents.*")
                if (part := path.name.split(".")[3]).isdigit()]
-    if seconds:
-        while int(time.time()) <= max(seconds):
-            time.sleep(0.05)
+    give_up = time.time() + 2
+    while seconds and int(time.time()) <= max(seconds) and time.time() < give_up:
+        time.sleep(0.05)
 
 
 def tensorboard_steps(tb_dir: Path) -> dict[str, list[int]]:
