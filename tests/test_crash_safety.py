@@ -21,6 +21,7 @@ from agents import files
 from agents.checkpoint import load_network, rng_state, save_checkpoint
 from agents.networks import build_network
 from crib_cli.main import app
+from training.algos.distill_recording import SPEC_FILE
 from training.config_file import parse_config
 from training.recovery import (
     evaluation_steps,
@@ -239,15 +240,19 @@ def test_the_fallback_swap_gives_the_same_result(tmp_path, monkeypatch):
 # -- item 3: SIGINT and SIGTERM ----------------------------------------------------------------------
 
 
+def _start_train(tmp_path: Path, data: dict, out: Path) -> subprocess.Popen:
+    """``crib train`` on ``data`` into ``out``, in its own process group, output captured."""
+    return subprocess.Popen([sys.executable, "-m", "crib_cli", "train", "--config",
+                             str(write(tmp_path, data)), "--output-dir", str(out)], cwd=ROOT,
+                            env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+
+
 def _stop_with(tmp_path: Path, data: dict, signum: int, group: bool) -> tuple[int, str, Path]:
     """Start ``crib train``, send ``signum`` once it has saved a few times, return (exit status,
     output, run folder)."""
-    config = write(tmp_path, data)
     out = tmp_path / "runs"
-    proc = subprocess.Popen([sys.executable, "-m", "crib_cli", "train", "--config",
-                             str(config), "--output-dir", str(out)], cwd=ROOT, env=env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    proc = _start_train(tmp_path, data, out)
     deadline = time.time() + 240
     while time.time() < deadline:
         runs = list(out.glob("*/latest/meta.json")) if out.exists() else []
@@ -313,12 +318,9 @@ def test_a_second_ctrl_c_stops_a_recording_with_worker_processes_at_once(tmp_pat
     data = distill("sigrecord")
     data["distill"].update(teacher="expert", chunks=4, workers=2, chunk_games=400)
     out = tmp_path / "runs"
-    proc = subprocess.Popen([sys.executable, "-m", "crib_cli", "train", "--config",
-                             str(write(tmp_path, data)), "--output-dir", str(out)], cwd=ROOT,
-                            env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+    proc = _start_train(tmp_path, data, out)
     deadline = time.time() + 120
-    while not list(out.glob("*/recording/recording.json")) and time.time() < deadline:
+    while not list(out.glob(f"*/recording/{SPEC_FILE}")) and time.time() < deadline:
         time.sleep(0.2)
     time.sleep(5)  # the two workers started and are recording their first chunks
     os.killpg(proc.pid, signal.SIGINT)
@@ -332,7 +334,7 @@ def test_a_second_ctrl_c_stops_a_recording_with_worker_processes_at_once(tmp_pat
     assert proc.returncode == 130, output[-3000:]
     assert "SIGINT again: stopping now" in output
     (recording,) = out.glob("*/recording")
-    assert [p.name for p in recording.iterdir()] == ["recording.json"]
+    assert [p.name for p in recording.iterdir()] == [SPEC_FILE]
 
 
 # -- item 5: every agent the config names, loaded before the run starts ------------------------------

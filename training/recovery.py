@@ -151,10 +151,10 @@ def wait_for_later_event_file(tb_dir: Path) -> None:
     ``9999``) and show the purged steps again. A file opened in a later second always sorts after.
     A file named further ahead (another machine's clock) is not waited for beyond two seconds.
     """
-    seconds = [int(part) for path in Path(tb_dir).glob("events.out.tfevents.*")
-               if (part := path.name.split(".")[3]).isdigit()]
+    newest = max((int(part) for path in Path(tb_dir).glob("events.out.tfevents.*")
+                  if (part := path.name.split(".")[3]).isdigit()), default=None)
     give_up = time.time() + 2
-    while seconds and int(time.time()) <= max(seconds) and time.time() < give_up:
+    while newest is not None and int(time.time()) <= newest and time.time() < give_up:
         time.sleep(0.05)
 
 

@@ -230,8 +230,9 @@ class Trainer(ABC):
         from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
         from torch.utils.tensorboard import SummaryWriter
 
-        purge_step = self.num_timesteps + 1 if self.resume else None
+        purge_step = None
         if self.resume:
+            purge_step = self.num_timesteps + 1
             wait_for_later_event_file(self.run_dir / "tb")
 
         class Output(TensorBoardOutputFormat):
