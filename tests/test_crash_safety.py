@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -314,7 +315,8 @@ def test_sigterm_stops_a_dmc_run_the_same_way_with_143(tmp_path):
 @pytest.mark.slow
 def test_a_second_ctrl_c_stops_a_recording_with_worker_processes_at_once(tmp_path):
     """The first Ctrl-C lets the chunks being recorded finish (minutes here: 400 expert games
-    each); the second drops them and exits at once, leaving no chunk half written."""
+    each) and says so; the second drops them and exits at once, leaving no chunk half
+    written."""
     data = distill("sigrecord")
     data["distill"].update(teacher="expert", chunks=4, workers=2, chunk_games=400)
     out = tmp_path / "runs"
@@ -324,7 +326,7 @@ def test_a_second_ctrl_c_stops_a_recording_with_worker_processes_at_once(tmp_pat
         time.sleep(0.2)
     time.sleep(5)  # the two workers started and are recording their first chunks
     os.killpg(proc.pid, signal.SIGINT)
-    time.sleep(1)
+    time.sleep(3)  # the recording answers the first within a second
     os.killpg(proc.pid, signal.SIGINT)
     try:
         output, _ = proc.communicate(timeout=30)
@@ -332,6 +334,8 @@ def test_a_second_ctrl_c_stops_a_recording_with_worker_processes_at_once(tmp_pat
         os.killpg(proc.pid, signal.SIGKILL)
         pytest.fail("the run still records 30 s after the second SIGINT")
     assert proc.returncode == 130, output[-3000:]
+    # the chunks not yet handed to a worker are dropped at once; those a worker holds are awaited
+    assert re.search(r"recording: waiting for the [1-4] chunks being recorded", output), output
     assert "SIGINT again: stopping now" in output
     (recording,) = out.glob("*/recording")
     assert [p.name for p in recording.iterdir()] == [SPEC_FILE]

@@ -43,6 +43,25 @@ def test_recording_keeps_only_decisions_with_a_choice() -> None:
     assert data["masks"][np.arange(len(data["cards"])), data["cards"]].all()  # every card legal
 
 
+def test_a_stopped_recording_with_workers_keeps_its_whole_chunks_and_resumes(
+        tmp_path: Path) -> None:
+    """A stop request during a recording with worker processes writes the chunks the workers hold,
+    drops the rest, and the resumed recording's chunks are those of one recorded without a stop."""
+    stopped, whole = tmp_path / "stopped", tmp_path / "whole"
+    args = ("standard", ["greedy"], 8)
+    missing = record(stopped, *args, seed=5, workers=2, progress=False, games=2,
+                     should_stop=lambda: any(stopped.glob("chunk_*.npz")))
+    written = sorted(p.name for p in stopped.glob("chunk_*.npz"))
+    assert 0 < missing < 8 and len(written) == 8 - missing
+    assert list(stopped.glob("*.tmp")) == []
+    assert record(stopped, *args, seed=5, workers=2, progress=False, games=2) == 0
+    assert record(whole, *args, seed=5, progress=False, games=2) == 0
+    for name in sorted(p.name for p in whole.glob("chunk_*.npz")):
+        with np.load(stopped / name) as a, np.load(whole / name) as b:
+            for key in ("obs", "masks", "cards", "margins"):  # not the time it took
+                assert np.array_equal(a[key], b[key], equal_nan=True), (name, key)
+
+
 def test_a_chunk_is_a_function_of_seed_and_number() -> None:
     first = record_chunk("standard", "greedy", seed=3, number=1)
     again = record_chunk("standard", "greedy", seed=3, number=1)
@@ -155,7 +174,7 @@ def test_departures_weigh_where_the_teacher_left_the_start_network(tmp_path: Pat
     per_row = torch.nn.functional.cross_entropy(net(inputs), cards, reduction="none").detach()
     weights = torch.tensor([1.0, 4.0, 1.0])
     loss = imitation_step(net, torch.optim.SGD(net.parameters(), lr=0.0), inputs, masks, cards,
-                          weights)
+                          weights).loss
     assert loss == pytest.approx(float((weights * per_row).sum() / 6.0), rel=1e-6)
     with pytest.raises(ValueError, match="departure_weight: the departures are from the network"):
         parse_config(distill_config(tmp_path, departure_weight=4.0))
@@ -412,29 +431,42 @@ def test_the_anchor_term_is_the_kl_divergence_from_the_anchor() -> None:
     cards = torch.tensor([3, 4])
     plain = torch.nn.functional.cross_entropy(logits, cards)
     frozen = torch.optim.SGD(net.parameters(), lr=0.0)
-    loss = imitation_step(net, frozen, inputs, masks, cards, anchor_logits=anchor, anchor=2.5)
-    assert loss == pytest.approx(float(plain + 2.5 * by_hand.mean()), rel=1e-5)
+    step = imitation_step(net, frozen, inputs, masks, cards, anchor_logits=anchor, anchor=2.5)
+    assert step.loss == pytest.approx(float(plain + 2.5 * by_hand.mean()), rel=1e-5)
+    assert step.anchor_kl == pytest.approx(float(by_hand.mean()), rel=1e-5)
+    q_all = torch.softmax(logits[:, FIT_CARDS], 1)
+    assert step.entropy == pytest.approx(float(-(q_all * q_all.log()).sum(1).mean()), rel=1e-5)
 
 
-def test_held_out_agreement_is_the_same_taken_in_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``agreement`` walks the held-out rows in blocks (a wide network's activations over a whole
-    held-out set do not fit in memory): the mean loss and the share agreed are those of one pass,
-    with a last block shorter than the others."""
+def test_held_out_measures_are_the_same_taken_in_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``held_out_measures`` walks the held-out rows in blocks (a wide network's activations over
+    a whole held-out set do not fit in memory): the mean loss, the share agreed, the entropy and,
+    against a start network, the KL divergence from it and the share of cards changed are those of
+    one pass, with a last block shorter than the others."""
     from training.algos import distill
 
     torch.manual_seed(1)
-    net = torch.nn.Linear(8, 52)
+    net, start = torch.nn.Linear(8, 52), torch.nn.Linear(8, 52)
     inputs = torch.randn(23, 8)
     masks = torch.zeros(23, 52, dtype=torch.int8)
     masks[:, FIT_CARDS] = 1
     cards = torch.tensor(FIT_CARDS)[torch.randint(0, len(FIT_CARDS), (23,))]
-    logits = distill.legal_logits(net, inputs, masks).detach()
-    whole = (float(torch.nn.functional.cross_entropy(logits, cards)),
-             float((logits.argmax(1) == cards).float().mean()))
+    logits, before = (distill.legal_logits(n, inputs, masks).detach() for n in (net, start))
+    q, p = (torch.softmax(x[:, FIT_CARDS], 1) for x in (logits, before))
+    whole = {"loss": float(torch.nn.functional.cross_entropy(logits, cards)),
+             "agreement": float((logits.argmax(1) == cards).float().mean()),
+             "entropy": float(-(q * q.log()).sum(1).mean()),
+             "kl_from_start": float((p * (p.log() - q.log())).sum(1).mean()),
+             "changed": float((logits.argmax(1) != before.argmax(1)).float().mean())}
     monkeypatch.setattr(distill, "AGREEMENT_BLOCK", 5)
-    blocked = distill.agreement(net, inputs, masks, cards)
+    blocked = distill.held_out_measures(net, inputs, masks, cards, start=start)
     assert blocked == pytest.approx(whole, rel=1e-5)
-    assert 0.0 < blocked[1] < 1.0
+    assert 0.0 < blocked["agreement"] < 1.0 and 0.0 < blocked["changed"] < 1.0
+    assert blocked["kl_from_start"] > 0.0
+    alone = distill.held_out_measures(net, inputs, masks, cards)
+    assert set(alone) == {"loss", "agreement", "entropy"}
+    assert distill.held_out_measures(net, inputs, masks, cards, start=net)["kl_from_start"] == \
+        pytest.approx(0.0, abs=1e-6)
 
 
 def test_the_anchor_holds_the_fit_near_the_anchors_cards() -> None:
@@ -465,6 +497,34 @@ def test_an_anchored_run_fits_toward_its_anchor(tmp_path: Path) -> None:
         student = load_learned_agent(run / "latest").act_batch(held.obs, held.masks)
         agreement.append(float(np.mean(student == champion)))
     assert agreement[1] > agreement[0] + 0.03
+
+
+def test_a_fit_logs_how_sure_it_is_and_how_far_it_moved(tmp_path: Path) -> None:
+    """A distill run's log: the entropy of its softmax over the legal cards, the divergence from
+    its anchor, and on the held-out decisions how far it has moved from the network it started
+    from (``init_from``): nothing at step 0, something once it has fitted a teacher that plays
+    otherwise."""
+    from tests.test_training import tb_scalars
+
+    def tiny(name: str, teacher: str, **extra) -> dict:
+        cfg = distill_config(tmp_path, teacher=teacher, chunks=4,
+                             recording=str(tmp_path / f"rec_{teacher}"))
+        cfg["train"].update(total_timesteps=6_000, save_every=6_000)
+        cfg["eval"] = {"every": 6_000, "games": 2, "opponents": ["greedy"], "at_start": True,
+                       "final_games": 0}
+        return {**cfg, "name": name, **extra}
+
+    start = train(parse_config(tiny("start", "standard")), output_dir=tmp_path / "runs")
+    cfg = tiny("moved", "greedy", init_from=str(start / "latest"))
+    cfg["distill"].update(anchor="champion", anchor_weight=1.0)
+    scalars = tb_scalars(train(parse_config(cfg), output_dir=tmp_path / "runs"))
+    moved = dict(scalars["train/held_out_kl_from_start"])
+    changed = dict(scalars["train/held_out_changed"])
+    assert moved[0] == pytest.approx(0.0, abs=1e-6) and changed[0] == 0.0
+    assert moved[6_000] > 0.01 and 0.0 < changed[6_000] < 1.0
+    assert all(v > 0.0 for _, v in scalars["train/entropy"] + scalars["train/anchor_kl"])
+    assert all(v > 0.0 for _, v in scalars["train/held_out_entropy"])
+    assert "train/held_out_kl_from_start" not in tb_scalars(start)
 
 
 def test_a_bad_anchor_is_refused_before_anything_is_recorded(tmp_path: Path) -> None:

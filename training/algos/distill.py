@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -145,19 +145,37 @@ def anchor_divergences(logits: torch.Tensor, anchor_logits: torch.Tensor) -> tor
                                 reduction="none", log_target=True).sum(1)
 
 
+class Step(NamedTuple):
+    """What one gradient step measured on its minibatch: the loss, the mean entropy of the
+    network's legal-card softmax (how sure it is) and the mean KL divergence from the anchor (0
+    without one)."""
+
+    loss: float
+    entropy: float
+    anchor_kl: float
+
+
+def legal_entropies(logits: torch.Tensor) -> torch.Tensor:
+    """Per row (B,): the entropy of the softmax over the legal cards (illegal ones, at
+    ``ILLEGAL_LOGIT``, have probability 0 and add nothing)."""
+    log_p = torch.log_softmax(logits, dim=1)
+    return -(log_p.exp() * log_p).sum(1)
+
+
 def imitation_step(net: nn.Module, optimizer: torch.optim.Optimizer, inputs: torch.Tensor,
                    masks: torch.Tensor, targets: torch.Tensor,
                    weights: torch.Tensor | None = None, costs: torch.Tensor | None = None,
                    regret: float = 0.0, margins: torch.Tensor | None = None,
                    advantage: float = 0.0, temperature: float = 1.0,
-                   anchor_logits: torch.Tensor | None = None, anchor: float = 0.0) -> float:
+                   anchor_logits: torch.Tensor | None = None, anchor: float = 0.0) -> Step:
     """One gradient step of cross-entropy against the teacher's cards, ``targets``: card ids (B,)
     or distributions over the cards (B, 52) (``teacher_targets``), plus ``regret`` times the
     network's expected cost of its card where ``costs`` (B, 52) are given (``regret_costs``);
     with ``advantage`` and ``margins``, the rows with values learn ``advantage`` times their
     ``advantage_losses`` instead of the cross-entropy; with ``anchor`` and ``anchor_logits`` (an
     anchor network's legal logits), every row adds ``anchor`` times its ``anchor_divergences``.
-    Rows weighted by ``weights`` (B,) where given; returns the loss."""
+    Rows weighted by ``weights`` (B,) where given. The entropy and the anchor's divergence are
+    those of the network before the step."""
     logits = legal_logits(net, inputs, masks)
     losses = nn.functional.cross_entropy(logits, targets, reduction="none")
     if costs is not None and regret > 0:
@@ -165,13 +183,16 @@ def imitation_step(net: nn.Module, optimizer: torch.optim.Optimizer, inputs: tor
     if margins is not None and advantage > 0:
         gaps, has = advantage_losses(logits, masks, margins, temperature)
         losses = torch.where(has, advantage * gaps, losses)
+    divergence = 0.0
     if anchor_logits is not None and anchor > 0:
-        losses = losses + anchor * anchor_divergences(logits, anchor_logits)
+        divergences = anchor_divergences(logits, anchor_logits)
+        losses = losses + anchor * divergences
+        divergence = float(divergences.detach().mean())
     loss = losses.mean() if weights is None else (weights * losses).sum() / weights.sum()
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
-    return float(loss.detach())
+    return Step(float(loss.detach()), float(legal_entropies(logits.detach()).mean()), divergence)
 
 
 def network_cards(agent: Any, obs: np.ndarray, masks: np.ndarray,
@@ -198,23 +219,34 @@ def departures(start: str, data: Decisions) -> np.ndarray:
     return np.concatenate([np.zeros(0, np.int64), *cards]) != data.cards
 
 
-#: held-out rows per forward pass of ``agreement``: a wide network's activations over a whole
-#: held-out set (hundreds of thousands of rows) would not fit in memory at once
+#: held-out rows per forward pass of ``held_out_measures``: a wide network's activations over a
+#: whole held-out set (hundreds of thousands of rows) would not fit in memory at once
 AGREEMENT_BLOCK = 8192
 
 
-def agreement(net: nn.Module, inputs: torch.Tensor, masks: torch.Tensor,
-              cards: torch.Tensor) -> tuple[float, float]:
-    """(loss, share of decisions where the network's best card is the teacher's), the rows taken
-    ``AGREEMENT_BLOCK`` at a time."""
-    loss = agreed = 0.0
+def held_out_measures(net: nn.Module, inputs: torch.Tensor, masks: torch.Tensor,
+                      cards: torch.Tensor, start: nn.Module | None = None) -> dict[str, float]:
+    """On the held-out decisions, taken ``AGREEMENT_BLOCK`` rows at a time: the mean loss, the
+    share where the network's best card is the teacher's (``agreement``) and the mean entropy of
+    its legal-card softmax; with the ``start`` network, also the mean KL divergence of the
+    network's softmax from the start's (``kl_from_start``) and the share of decisions where its
+    best card is not the start's (``changed``): how far the fit has moved, whatever the teacher
+    says."""
+    sums = dict.fromkeys(["loss", "agreement", "entropy"]
+                         + ([] if start is None else ["kl_from_start", "changed"]), 0.0)
     with torch.inference_mode():
         for first in range(0, len(cards), AGREEMENT_BLOCK):
             block = slice(first, first + AGREEMENT_BLOCK)
             logits = legal_logits(net, inputs[block], masks[block])
-            loss += float(nn.functional.cross_entropy(logits, cards[block], reduction="sum"))
-            agreed += float((logits.argmax(1) == cards[block]).sum())
-    return loss / len(cards), agreed / len(cards)
+            sums["loss"] += float(nn.functional.cross_entropy(logits, cards[block],
+                                                              reduction="sum"))
+            sums["agreement"] += float((logits.argmax(1) == cards[block]).sum())
+            sums["entropy"] += float(legal_entropies(logits).sum())
+            if start is not None:
+                before = legal_logits(start, inputs[block], masks[block])
+                sums["kl_from_start"] += float(anchor_divergences(logits, before).sum())
+                sums["changed"] += float((logits.argmax(1) != before.argmax(1)).sum())
+    return {key: total / len(cards) for key, total in sums.items()}
 
 
 def cosine_rate(base: float, step: int, total: int) -> float:
@@ -254,12 +286,16 @@ class DistillTrainer(Trainer):
                          opening=(d.opening, d.opening_need) if d.opening else None,
                          player=d.player)
         self.start_weights()
+        from agents.checkpoint import load_network
+        from agents.registry import network_path
+
         self.anchor = None
         if d.anchor:  # checked by preflight.check_anchor before anything was written
-            from agents.checkpoint import load_network
-            from agents.registry import network_path
-
             self.anchor = load_network(network_path(d.anchor))[0].requires_grad_(False)
+        # the network the fit started from, to measure how far it has moved (also on a resume,
+        # where the weights come from the run's latest save)
+        self.start = (load_network(cfg.init_from)[0].requires_grad_(False) if cfg.init_from
+                      else None)
         self.logger = self.tensorboard()
         if missing:  # stopped while recording: train() saves step 0 and the run resumes here
             self.data = None
@@ -277,6 +313,17 @@ class DistillTrainer(Trainer):
         print(f"distill: {len(self.data):,} decisions to learn from, {len(held):,} held out, "
               f"recorded in {self.recording} and {len(earlier)} earlier recordings", flush=True)
 
+    def record_steps(self, steps: list[Step]) -> None:
+        """Log the mean loss, entropy and (anchored) divergence of the steps since the last log,
+        then forget them."""
+        if not steps:
+            return
+        self.logger.record("train/loss", float(np.mean([s.loss for s in steps])))
+        self.logger.record("train/entropy", float(np.mean([s.entropy for s in steps])))
+        if self.anchor is not None:
+            self.logger.record("train/anchor_kl", float(np.mean([s.anchor_kl for s in steps])))
+        steps.clear()
+
     def extra_info(self) -> dict[str, Any]:
         if self.data is None:
             return {}
@@ -288,9 +335,9 @@ class DistillTrainer(Trainer):
 
     def periodic(self) -> None:
         if self.data is not None and len(self.held[2]):
-            loss, agree = agreement(self.network, *self.held)
-            self.logger.record("train/held_out_loss", loss)
-            self.logger.record("train/held_out_agreement", agree)
+            measures = held_out_measures(self.network, *self.held, start=self.start)
+            for key, value in measures.items():
+                self.logger.record(f"train/held_out_{key}", value)
         super().periodic()
 
     def learn(self, steps: int) -> None:
@@ -303,14 +350,12 @@ class DistillTrainer(Trainer):
         fit_seed = cfg.seed if d.fit_seed is None else d.fit_seed
         data = self.data
         end = self.num_timesteps + steps
-        losses: list[float] = []
+        steps_taken: list[Step] = []
         progress = progress_bar(cfg.train.progress_bar, steps)
         self.network.train()
         while self.num_timesteps < end and not self.out_of_time() and not self.stopping:
             if self.num_timesteps >= min(self.next_eval, self.next_save):
-                if losses:
-                    self.logger.record("train/loss", float(np.mean(losses)))
-                    losses.clear()
+                self.record_steps(steps_taken)
                 self.log_speed()
                 self.between_updates()
                 self.network.train()
@@ -334,7 +379,7 @@ class DistillTrainer(Trainer):
             if self.anchor is not None:
                 with torch.no_grad():  # (inference tensors could not be saved for backward)
                     anchor_logits = legal_logits(self.anchor, inputs, masks)
-            losses.append(imitation_step(self.network, self.optimizer, inputs, masks, targets,
+            steps_taken.append(imitation_step(self.network, self.optimizer, inputs, masks, targets,
                                          weights, costs, d.regret, values, d.advantage,
                                          d.temperature, anchor_logits, d.anchor_weight))
             self.timings["forward"] += t1 - t0
@@ -342,8 +387,7 @@ class DistillTrainer(Trainer):
             self.num_timesteps += len(rows)
             self.n_updates += 1
             progress.update(len(rows))
-        if losses:
-            self.logger.record("train/loss", float(np.mean(losses)))
+        self.record_steps(steps_taken)
         self.logger.record("train/learning_rate", self.optimizer.param_groups[0]["lr"])
         self.logger.record("distill/recording_seconds", self.recording_seconds)
         progress.close()

@@ -216,6 +216,7 @@ def _record_in_pool(jobs: Any, workers: int, write: Callable[[int, dict[str, np.
         # a few chunks in flight per worker, each written as soon as it is done: a stop request
         # waits for the chunks being recorded and drops those not started
         running: dict[Future, int] = {}
+        told = False  # whether the stop request has been answered
         while True:
             while not should_stop() and len(running) < 2 * workers:
                 job = next(jobs, None)
@@ -224,12 +225,19 @@ def _record_in_pool(jobs: Any, workers: int, write: Callable[[int, dict[str, np.
                 running[pool.submit(record_chunk, *job)] = job[3]
             if not running:
                 break
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            # a second at most, so a stop request is answered while long chunks are recorded
+            done, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
             for future in done:
-                write(running.pop(future), future.result())
-            if should_stop():
-                for future in running:
-                    future.cancel()
+                number = running.pop(future)
+                if not future.cancelled():
+                    write(number, future.result())
+            if should_stop() and not told:
+                dropped = sum(future.cancel() for future in running)
+                told = True
+                if len(running) > dropped:
+                    print(f"recording: waiting for the {len(running) - dropped} chunks being "
+                          f"recorded (each is written whole; a second signal drops them)",
+                          file=sys.stderr, flush=True)
     except BaseException:
         # a second signal (KeyboardInterrupt) or an error: stop now, losing the chunks in flight
         # (a chunk is written whole or not at all), rather than wait minutes for them to finish
