@@ -6,6 +6,8 @@ Run it before and after a change; every line must match. It records, from fixed 
   positions drawn from standard-vs-greedy games on ``crib_env.game.Game``;
 * the champion's decisions on the same positions (``act`` and ``act_batch``);
 * the expert's decisions in 500 of its own turns (expert vs standard games);
+* ``champion-search``'s (the default settings) in three whole games against standard, its
+  searched throws near the end included;
 * ``rollout_values`` on 150 play positions for each rollout policy (lowest, tactics), with the
   show and with the opponent's plays read (``OpponentPlays``, ``miss=0.1``), and ``keep_pegging``
   on 150 discards;
@@ -43,6 +45,7 @@ from crib_env.observation import decode, encode
 
 POSITIONS = 2000
 EXPERT_DECISIONS = 500
+SEARCH_GAMES = 3
 ROLLOUT_POSITIONS = 150
 VOLATILE = ("seconds", "games_per_second", "workers")
 
@@ -102,6 +105,23 @@ def expert_decisions() -> str:
     raise AssertionError
 
 
+def search_decisions() -> str:
+    """The default search's cards in ``SEARCH_GAMES`` whole games against standard (whole games, so
+    the end of the game, where it also searches its throws, is reached)."""
+    chosen = []
+    for seed in range(SEARCH_GAMES):
+        search, other = make_agent("champion-search", seed=seed), StandardAgent(seed + 1000)
+        game = Game(seed=20_000 + seed, first_dealer=seed % 2)
+        while not game.is_over:
+            seat = game.to_move
+            o, m = encode(game, seat), game.legal_mask()
+            card = (search if seat == seed % 2 else other).act(o, m)
+            if seat == seed % 2:
+                chosen.append(int(card))
+            game.step(int(card))
+    return f"{digest(np.array(chosen, dtype=np.int64))} ({len(chosen)} decisions)"
+
+
 def rollouts(plays: list, discards: list) -> dict[str, str]:
     out = {}
     step = max(1, len(plays) // ROLLOUT_POSITIONS)
@@ -154,6 +174,7 @@ def main() -> None:
     for name, value in rollouts(plays, discards).items():
         print(name, value)
     print("expert", expert_decisions())
+    print("champion-search", search_decisions())
     print("crib evaluate --json", evaluate_json())
 
 

@@ -314,9 +314,9 @@ def test_sigterm_stops_a_dmc_run_the_same_way_with_143(tmp_path):
 
 @pytest.mark.slow
 def test_a_second_ctrl_c_stops_a_recording_with_worker_processes_at_once(tmp_path):
-    """The first Ctrl-C lets the chunks being recorded finish (minutes here: 400 expert games
-    each) and says so; the second drops them and exits at once, leaving no chunk half
-    written."""
+    """The first Ctrl-C, even while the workers start, lets the chunks being recorded finish
+    (minutes here: 400 expert games each) and says so; the second drops them and exits at once,
+    leaving no chunk half written."""
     data = distill("sigrecord")
     data["distill"].update(teacher="expert", chunks=4, workers=2, chunk_games=400)
     out = tmp_path / "runs"
@@ -324,7 +324,9 @@ def test_a_second_ctrl_c_stops_a_recording_with_worker_processes_at_once(tmp_pat
     deadline = time.time() + 120
     while not list(out.glob(f"*/recording/{SPEC_FILE}")) and time.time() < deadline:
         time.sleep(0.2)
-    time.sleep(5)  # the two workers started and are recording their first chunks
+    # the two workers are still starting (seconds of imports): the Ctrl-C to the whole group
+    # must not kill them before they can ignore it
+    time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGINT)
     time.sleep(3)  # the recording answers the first within a second
     os.killpg(proc.pid, signal.SIGINT)

@@ -134,11 +134,17 @@ def record_chunk(teacher: str, opponent: str, seed: int, number: int,
 PR_SET_PDEATHSIG = 1
 
 
+#: the signals the run's own process answers (it stops after the chunks in flight); a Ctrl-C sent
+#: to the whole process group must not kill the recorders under it
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
 def _recorder_process() -> None:
-    # the run's own process answers SIGINT / SIGTERM (it stops after the chunks in flight); a
-    # Ctrl-C sent to the whole process group must not kill the recorders under it ...
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # born with the stop signals blocked (_start_chunk); ignored from now on, so one sent during
+    # the start, still pending, is dropped when they are unblocked
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     # ... but a recorder must not outlive a run that was killed outright
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -222,7 +228,7 @@ def _record_in_pool(jobs: Any, workers: int, write: Callable[[int, dict[str, np.
                 job = next(jobs, None)
                 if job is None:
                     break
-                running[pool.submit(record_chunk, *job)] = job[3]
+                running[_start_chunk(pool, job)] = job[3]
             if not running:
                 break
             # a second at most, so a stop request is answered while long chunks are recorded
@@ -246,6 +252,18 @@ def _record_in_pool(jobs: Any, workers: int, write: Callable[[int, dict[str, np.
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()
+
+
+def _start_chunk(pool: ProcessPoolExecutor, job: tuple) -> Future:
+    """Submit one chunk. ``submit`` may start a worker process, which takes seconds to reach
+    ``_recorder_process``; it is started with the stop signals blocked (a child inherits the
+    mask), so a Ctrl-C to the process group meanwhile cannot kill it. Blocked, not ignored, here:
+    a signal to this process in that moment is delivered when they are unblocked."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        return pool.submit(record_chunk, *job)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 @dataclass
