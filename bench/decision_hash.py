@@ -88,37 +88,33 @@ def decisions(agent, obs: np.ndarray, masks: np.ndarray) -> str:
     return digest(np.array(one, dtype=np.int64), batch)
 
 
+def own_cards(player, other, game: Game, seat: int):
+    """Play ``game`` to its end with ``player`` in ``seat`` and ``other`` in the other seat,
+    yielding ``player``'s cards."""
+    while not game.is_over:
+        to_move = game.to_move
+        o, m = encode(game, to_move), game.legal_mask()
+        card = int((player if to_move == seat else other).act(o, m))
+        if to_move == seat:
+            yield card
+        game.step(card)
+
+
 def expert_decisions() -> str:
-    chosen = []
-    for seed in itertools.count():
-        expert, other = ExpertAgent(seed=seed), StandardAgent(seed + 1000)
-        game = Game(seed=10_000 + seed, first_dealer=seed % 2)
-        while not game.is_over and len(chosen) < EXPERT_DECISIONS:
-            seat = game.to_move
-            o, m = encode(game, seat), game.legal_mask()
-            card = (expert if seat == seed % 2 else other).act(o, m)
-            if seat == seed % 2:
-                chosen.append(int(card))
-            game.step(int(card))
-        if len(chosen) >= EXPERT_DECISIONS:
-            return digest(np.array(chosen, dtype=np.int64))
-    raise AssertionError
+    games = (own_cards(ExpertAgent(seed=seed), StandardAgent(seed + 1000),
+                       Game(seed=10_000 + seed, first_dealer=seed % 2), seed % 2)
+             for seed in itertools.count())
+    chosen = list(itertools.islice(itertools.chain.from_iterable(games), EXPERT_DECISIONS))
+    return digest(np.array(chosen, dtype=np.int64))
 
 
 def search_decisions() -> str:
     """The default search's cards in ``SEARCH_GAMES`` whole games against standard (whole games, so
     the end of the game, where it also searches its throws, is reached)."""
-    chosen = []
-    for seed in range(SEARCH_GAMES):
-        search, other = make_agent("champion-search", seed=seed), StandardAgent(seed + 1000)
-        game = Game(seed=20_000 + seed, first_dealer=seed % 2)
-        while not game.is_over:
-            seat = game.to_move
-            o, m = encode(game, seat), game.legal_mask()
-            card = (search if seat == seed % 2 else other).act(o, m)
-            if seat == seed % 2:
-                chosen.append(int(card))
-            game.step(int(card))
+    chosen = [card for seed in range(SEARCH_GAMES)
+              for card in own_cards(make_agent("champion-search", seed=seed),
+                                    StandardAgent(seed + 1000),
+                                    Game(seed=20_000 + seed, first_dealer=seed % 2), seed % 2)]
     return f"{digest(np.array(chosen, dtype=np.int64))} ({len(chosen)} decisions)"
 
 
