@@ -439,10 +439,10 @@ def test_the_anchor_term_is_the_kl_divergence_from_the_anchor() -> None:
 
 
 def test_held_out_measures_are_the_same_taken_in_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``held_out_measures`` walks the held-out rows in blocks (a wide network's activations over
-    a whole held-out set do not fit in memory): the mean loss, the share agreed, the entropy and,
-    against a start network, the KL divergence from it and the share of cards changed are those of
-    one pass, with a last block shorter than the others."""
+    """The held-out logits are taken in blocks (a wide network's activations over a whole held-out
+    set do not fit in memory), the same as in one pass with a last block shorter than the others;
+    ``held_out_measures`` gives from them the mean loss, the share agreed, the entropy and, against
+    a start network's logits, the KL divergence from it and the share of cards changed."""
     from training.algos import distill
 
     torch.manual_seed(1)
@@ -459,13 +459,16 @@ def test_held_out_measures_are_the_same_taken_in_blocks(monkeypatch: pytest.Monk
              "kl_from_start": float((p * (p.log() - q.log())).sum(1).mean()),
              "changed": float((logits.argmax(1) != before.argmax(1)).float().mean())}
     monkeypatch.setattr(distill, "AGREEMENT_BLOCK", 5)
-    blocked = distill.held_out_measures(net, inputs, masks, cards, start=start)
+    in_blocks, before_in_blocks = (distill.legal_logits_in_blocks(n, inputs, masks)
+                                   for n in (net, start))
+    assert torch.allclose(in_blocks, logits) and torch.allclose(before_in_blocks, before)
+    blocked = distill.held_out_measures(in_blocks, cards, before_in_blocks)
     assert blocked == pytest.approx(whole, rel=1e-5)
     assert 0.0 < blocked["agreement"] < 1.0 and 0.0 < blocked["changed"] < 1.0
     assert blocked["kl_from_start"] > 0.0
-    alone = distill.held_out_measures(net, inputs, masks, cards)
+    alone = distill.held_out_measures(in_blocks, cards)
     assert set(alone) == {"loss", "agreement", "entropy"}
-    assert distill.held_out_measures(net, inputs, masks, cards, start=net)["kl_from_start"] == \
+    assert distill.held_out_measures(in_blocks, cards, in_blocks)["kl_from_start"] == \
         pytest.approx(0.0, abs=1e-6)
 
 

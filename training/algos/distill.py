@@ -219,34 +219,35 @@ def departures(start: str, data: Decisions) -> np.ndarray:
     return np.concatenate([np.zeros(0, np.int64), *cards]) != data.cards
 
 
-#: held-out rows per forward pass of ``held_out_measures``: a wide network's activations over a
-#: whole held-out set (hundreds of thousands of rows) would not fit in memory at once
+#: held-out rows per forward pass of ``legal_logits_in_blocks``: a wide network's activations over
+#: a whole held-out set (hundreds of thousands of rows) would not fit in memory at once
 AGREEMENT_BLOCK = 8192
 
 
-def held_out_measures(net: nn.Module, inputs: torch.Tensor, masks: torch.Tensor,
-                      cards: torch.Tensor, start: nn.Module | None = None) -> dict[str, float]:
-    """On the held-out decisions, taken ``AGREEMENT_BLOCK`` rows at a time: the mean loss, the
-    share where the network's best card is the teacher's (``agreement``) and the mean entropy of
-    its legal-card softmax; with the ``start`` network, also the mean KL divergence of the
-    network's softmax from the start's (``kl_from_start``) and the share of decisions where its
-    best card is not the start's (``changed``): how far the fit has moved, whatever the teacher
-    says."""
-    sums = dict.fromkeys(["loss", "agreement", "entropy"]
-                         + ([] if start is None else ["kl_from_start", "changed"]), 0.0)
+def legal_logits_in_blocks(net: nn.Module, inputs: torch.Tensor,
+                           masks: torch.Tensor) -> torch.Tensor:
+    """``legal_logits`` of every row (N, 52), ``AGREEMENT_BLOCK`` rows a forward pass."""
     with torch.inference_mode():
-        for first in range(0, len(cards), AGREEMENT_BLOCK):
-            block = slice(first, first + AGREEMENT_BLOCK)
-            logits = legal_logits(net, inputs[block], masks[block])
-            sums["loss"] += float(nn.functional.cross_entropy(logits, cards[block],
-                                                              reduction="sum"))
-            sums["agreement"] += float((logits.argmax(1) == cards[block]).sum())
-            sums["entropy"] += float(legal_entropies(logits).sum())
-            if start is not None:
-                before = legal_logits(start, inputs[block], masks[block])
-                sums["kl_from_start"] += float(anchor_divergences(logits, before).sum())
-                sums["changed"] += float((logits.argmax(1) != before.argmax(1)).sum())
-    return {key: total / len(cards) for key, total in sums.items()}
+        return torch.cat([torch.zeros(0, N_CARDS)]
+                         + [legal_logits(net, inputs[first:first + AGREEMENT_BLOCK],
+                                         masks[first:first + AGREEMENT_BLOCK])
+                            for first in range(0, len(inputs), AGREEMENT_BLOCK)])
+
+
+def held_out_measures(logits: torch.Tensor, cards: torch.Tensor,
+                      start_logits: torch.Tensor | None = None) -> dict[str, float]:
+    """From the network's legal logits on the held-out decisions: the mean loss, the share where
+    its best card is the teacher's (``agreement``) and the mean entropy of its legal-card softmax;
+    with the start network's logits on them, also the mean KL divergence of the network's softmax
+    from the start's (``kl_from_start``) and the share of decisions where its best card is not the
+    start's (``changed``): how far the fit has moved, whatever the teacher says."""
+    measures = {"loss": float(nn.functional.cross_entropy(logits, cards)),
+                "agreement": float((logits.argmax(1) == cards).float().mean()),
+                "entropy": float(legal_entropies(logits).mean())}
+    if start_logits is not None:
+        measures["kl_from_start"] = float(anchor_divergences(logits, start_logits).mean())
+        measures["changed"] = float((logits.argmax(1) != start_logits.argmax(1)).float().mean())
+    return measures
 
 
 def cosine_rate(base: float, step: int, total: int) -> float:
@@ -292,10 +293,6 @@ class DistillTrainer(Trainer):
         self.anchor = None
         if d.anchor:  # checked by preflight.check_anchor before anything was written
             self.anchor = load_network(network_path(d.anchor))[0].requires_grad_(False)
-        # the network the fit started from, to measure how far it has moved (also on a resume,
-        # where the weights come from the run's latest save)
-        self.start = (load_network(cfg.init_from)[0].requires_grad_(False) if cfg.init_from
-                      else None)
         self.logger = self.tensorboard()
         if missing:  # stopped while recording: train() saves step 0 and the run resumes here
             self.data = None
@@ -305,6 +302,12 @@ class DistillTrainer(Trainer):
         self.held = (torch.from_numpy(network_input_batch(held.obs, held.masks,
                                                           cfg.policy.features)),
                      torch.from_numpy(held.masks), torch.from_numpy(held.cards.astype(np.int64)))
+        # the held-out logits of the network the fit started from, once (it does not change), to
+        # measure how far the fit has moved; from init_from, so the same on a resumed fit
+        self.start_logits = None
+        if cfg.init_from and len(held):
+            start = load_network(cfg.init_from)[0]
+            self.start_logits = legal_logits_in_blocks(start, *self.held[:2])
         if d.soft == 0 and d.regret == 0 and d.advantage == 0:
             self.data.margins = None  # the cards alone: no need to keep the values in memory
         # the start network's departures, from its checkpoint: the same on a resumed fit
@@ -335,7 +338,9 @@ class DistillTrainer(Trainer):
 
     def periodic(self) -> None:
         if self.data is not None and len(self.held[2]):
-            measures = held_out_measures(self.network, *self.held, start=self.start)
+            inputs, masks, cards = self.held
+            measures = held_out_measures(legal_logits_in_blocks(self.network, inputs, masks),
+                                         cards, self.start_logits)
             for key, value in measures.items():
                 self.logger.record(f"train/held_out_{key}", value)
         super().periodic()

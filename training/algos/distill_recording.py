@@ -145,7 +145,7 @@ def _recorder_process() -> None:
     for signum in STOP_SIGNALS:
         signal.signal(signum, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
-    # ... but a recorder must not outlive a run that was killed outright
+    # a recorder must not outlive a run that was killed outright (a signal it cannot ignore)
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     torch.set_num_threads(1)
