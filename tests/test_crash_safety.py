@@ -300,6 +300,38 @@ def test_ctrl_c_saves_latest_and_summary_says_how_to_resume_and_exits_130(tmp_pa
 
 
 @pytest.mark.slow
+def test_ctrl_c_while_the_env_workers_start_stops_a_ppo_run_cleanly(tmp_path):
+    """A Ctrl-C in the seconds the env processes take to start (their imports) must not kill
+    them before they can ignore it: the run stops at its first step, saved, and resumes."""
+    data = tiny("sigstart", train={"total_timesteps": 10**7, "save_every": 32, "engine": "python",
+                                   "vec_env": "subproc", "n_envs": 4}, eval={"every": 10**6})
+    out = tmp_path / "runs"
+    proc = _start_train(tmp_path, data, out)
+    deadline = time.time() + 120
+    # config.yaml is written just before the trainer builds its envs
+    while not list(out.glob("*/config.yaml")) and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        output, _ = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail("the run did not stop within 120 s of the SIGINT")
+    assert proc.returncode == 130, output[-3000:]
+    assert "Traceback" not in output and "EOFError" not in output, output[-3000:]
+    (run_dir,) = out.iterdir()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["interrupted_by"] == "SIGINT"
+    steps = summary["num_timesteps"]
+    data["train"].update(total_timesteps=steps + 32, vec_env="dummy")
+    resumed = train(parse_config(data), output_dir=out, resume=True)
+    assert json.loads((resumed / "latest" / "meta.json").read_text())["num_timesteps"] \
+        == steps + 32
+    assert run_problems(resumed) == []
+
+
+@pytest.mark.slow
 def test_sigterm_stops_a_dmc_run_the_same_way_with_143(tmp_path):
     data = dmc("sigterm", train={"total_timesteps": 10**7, "save_every": 32},
                eval={"every": 10**6})

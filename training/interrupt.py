@@ -8,12 +8,41 @@ signal ended). A second signal stops at once, losing the steps since the last sa
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
+from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any
+
+#: the signals that stop a run: Ctrl-C, and what a scheduler sends
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def stop_signals_blocked() -> Iterator[None]:
+    """Start worker processes inside this: they are born with the stop signals blocked, so one sent
+    while they import cannot kill them. Blocked, not ignored, in this process: a signal sent
+    meanwhile is delivered here on the way out."""
+    # the first start of multiprocessing's resource tracker unblocks both signals in this thread
+    # (CPython blocks them around it, then unblocks rather than restores): start it first
+    resource_tracker.ensure_running()
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def ignore_stop_signals() -> None:
+    """In a worker process: the run decides when to stop and closes its workers itself. A signal
+    that arrived while they were blocked (``stop_signals_blocked``) is dropped here."""
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
 class TrainingInterrupted(Exception):
@@ -31,15 +60,13 @@ class StopOnSignal:
     """While active (main thread only), the first SIGINT or SIGTERM only records the request (the
     trainer stops at the next step and saves); a second one stops at once."""
 
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
     def __init__(self) -> None:
         self.signum: int | None = None
         self.previous: dict[int, Any] = {}
 
     def __enter__(self) -> StopOnSignal:
         if threading.current_thread() is threading.main_thread():
-            for sig in self.SIGNALS:
+            for sig in STOP_SIGNALS:
                 self.previous[sig] = signal.signal(sig, self._handle)
         return self
 

@@ -37,6 +37,7 @@ from crib_env.observation import OBS_SIZE, pack, unpack
 
 from ..eval_plans import derive_seed, game_plan
 from ..eval_play import Opening, build_agent, play_game
+from ..interrupt import ignore_stop_signals, stop_signals_blocked
 
 CHUNK_GAMES = 25
 CHUNK_PATTERN = "chunk_{:05d}.npz"
@@ -134,17 +135,10 @@ def record_chunk(teacher: str, opponent: str, seed: int, number: int,
 PR_SET_PDEATHSIG = 1
 
 
-#: the signals the run's own process answers (it stops after the chunks in flight); a Ctrl-C sent
-#: to the whole process group must not kill the recorders under it
-STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
-
-
 def _recorder_process() -> None:
-    # born with the stop signals blocked (_start_chunk); ignored from now on, so one sent during
-    # the start, still pending, is dropped when they are unblocked
-    for signum in STOP_SIGNALS:
-        signal.signal(signum, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    # the run's own process answers a stop (after the chunks in flight); born with the stop
+    # signals blocked (_start_chunk)
+    ignore_stop_signals()
     # a recorder must not outlive a run that was killed outright (a signal it cannot ignore)
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -256,14 +250,9 @@ def _record_in_pool(jobs: Any, workers: int, write: Callable[[int, dict[str, np.
 
 def _start_chunk(pool: ProcessPoolExecutor, job: tuple) -> Future:
     """Submit one chunk. ``submit`` may start a worker process, which takes seconds to reach
-    ``_recorder_process``; it is started with the stop signals blocked (a child inherits the
-    mask), so a Ctrl-C to the process group meanwhile cannot kill it. Blocked, not ignored, here:
-    a signal to this process in that moment is delivered when they are unblocked."""
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-    try:
+    ``_recorder_process``."""
+    with stop_signals_blocked():
         return pool.submit(record_chunk, *job)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 @dataclass

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import os
-import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ import numpy as np
 import torch
 
 from ..config import RunConfig
+from ..interrupt import ignore_stop_signals, stop_signals_blocked
 from ..trainer import Trainer, seed_everything
 
 
@@ -31,10 +31,9 @@ def make_env(rank: int, config: dict[str, Any], pool_dir: str | None, worker: bo
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     torch.set_num_threads(1)
     if worker:
-        # Ctrl-C reaches the whole process group and a scheduler may signal every process: the
-        # trainer decides when to stop (training.interrupt) and closes its workers itself
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        # a Ctrl-C reaches the whole process group: the trainer decides when to stop and closes
+        # its workers itself (born with the signals blocked, _python_envs)
+        ignore_stop_signals()
     from stable_baselines3.common.monitor import Monitor
 
     from crib_env.single import SingleAgentCribbageEnv
@@ -96,7 +95,12 @@ class PPOTrainer(Trainer):
         subproc = cfg.train.vec_env == "subproc" and cfg.train.n_envs > 1
         fns = [functools.partial(make_env, rank, config, pool, worker=subproc)
                for rank in range(cfg.train.n_envs)]
-        return (SubprocVecEnv if subproc else DummyVecEnv)(fns)
+        if not subproc:
+            return DummyVecEnv(fns)
+        # spawned, not from a forkserver: a child inherits the signal mask of its parent, and the
+        # forkserver's would last beyond these workers
+        with stop_signals_blocked():
+            return SubprocVecEnv(fns, start_method="spawn")
 
     @property
     def network(self) -> torch.nn.Module:
