@@ -82,11 +82,15 @@ def train(
         help="record a distillation's (algo distill or exit) games as Ray tasks: bare --ray "
              "starts a local Ray, --ray auto joins this machine's cluster, --ray HOST:PORT "
              "another (needs the optional 'ray' extra)")] = None,
+    overrides: Annotated[list[str] | None, typer.Option(
+        "--set", help="change one field of the config, KEY=VALUE with a dotted KEY (repeatable): "
+                      "--set train.total_timesteps=200000 --set seed=3")] = None,
 ) -> None:
     """Train an agent from a YAML config (algo ppo, dmc, distill or exit)."""
     from crib_cli.train import train_command
 
-    _run(lambda: train_command(config, output_dir=output_dir, resume=resume, ray=ray))
+    _run(lambda: train_command(config, output_dir=output_dir, resume=resume, ray=ray,
+                               overrides=overrides or ()))
 
 
 @app.command()

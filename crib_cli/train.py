@@ -5,6 +5,8 @@ and its final evaluations as rich tables and say where everything is. The librar
 from __future__ import annotations
 
 import json
+import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,10 +78,11 @@ def generations_table(run_dir: Path) -> Any:
 
 
 def train_command(config: Path, output_dir: Path | None = None, resume: bool = False,
-                  ray: str | None = None) -> Path:
-    """``crib train``: load and validate the config, train, say where everything is. ``ray``
-    records a distillation's (or expert iteration's) games on Ray (``distill.ray``)."""
-    cfg = load_config(config)
+                  ray: str | None = None, overrides: Sequence[str] = ()) -> Path:
+    """``crib train``: load and validate the config (with ``overrides``, ``--set KEY=VALUE``),
+    train, say where everything is. ``ray`` records a distillation's (or expert iteration's) games
+    on Ray (``distill.ray``)."""
+    cfg = load_config(config, overrides)
     if ray is not None:
         if cfg.algo not in ("distill", "exit"):
             raise ValueError(f"--ray: algo {cfg.algo!r} does not record games; only distill and "
@@ -90,6 +93,7 @@ def train_command(config: Path, output_dir: Path | None = None, resume: bool = F
         cfg = cfg.model_copy(update={"distill": cfg.distill.model_copy(update={"ray": ray})})
     where = "" if output_dir is None else f" --output-dir {output_dir}"
     resume_command = f"crib train --config {config}{where} --resume" + \
+        "".join(f" --set {shlex.quote(item)}" for item in overrides) + \
         (f" --ray {ray}" if ray is not None else "")
     try:
         run_dir = train(cfg, output_dir=output_dir, resume=resume)

@@ -57,8 +57,11 @@ def run(tmp_path_factory) -> dict[str, Path]:
     assert first.exit_code == 0, first.output
     (run_dir,) = out.iterdir()
     meta_before = json.loads((run_dir / "latest" / "meta.json").read_text())
-    resumed = runner.invoke(app, ["train", "--config", str(tiny_config(tmp, 512, final_games=4)),
-                                  "--output-dir", str(out), "--resume"])
+    # the same file, carried on longer and with final games from the command line
+    resumed = runner.invoke(app, ["train", "--config", str(tiny_config(tmp, 256)),
+                                  "--output-dir", str(out), "--resume",
+                                  "--set", "train.total_timesteps=512",
+                                  "--set", "eval.final_games=4"])
     assert resumed.exit_code == 0, resumed.output
     return {"tmp": tmp, "out": out, "run": run_dir, "meta_before": meta_before,
             "output": first.output, "resumed_output": resumed.output}
@@ -71,8 +74,51 @@ def test_run_name_says_env_config_seed_and_time(run):
 
 def test_resolved_config_is_saved_with_the_run(run):
     saved = load_config(run["run"] / "config.yaml")
-    assert saved.name == "tiny" and saved.train.total_timesteps == 512  # the resumed config
+    # the resumed config, the file's with the command line's --set applied
+    assert saved.name == "tiny" and saved.train.total_timesteps == 512
+    assert saved.eval.final_games == 4 and saved.eval.games == 4
     assert saved.ppo.gae_lambda == 0.95  # defaults are filled in
+    # the resume command it prints carries the same changes
+    assert re.search(r"--resume --set train.total_timesteps=512 --set eval.final_games=4\)",
+                     run["resumed_output"]), run["resumed_output"]
+
+
+def test_set_changes_single_fields_of_a_config_file(tmp_path):
+    path = tiny_config(tmp_path, 64)
+    text = path.read_text()
+    cfg = load_config(path, ["seed=3", "ppo.learning_rate=1e-4", "opponents.0.agent=greedy",
+                             "opponents.1={agent: standard, weight: 2}", "train.progress_bar=true",
+                             "eval.opponents=[greedy, standard]"])
+    assert cfg.seed == 3 and cfg.ppo.learning_rate == 1e-4 and cfg.train.progress_bar is True
+    assert [(o.agent, o.weight) for o in cfg.opponents][:2] == [("greedy", 1.0), ("standard", 2)]
+    assert cfg.eval.opponents == ["greedy", "standard"]
+    assert path.read_text() == text  # the file is not touched
+    # a section the file leaves out is created; the last --set of a field wins
+    path.write_text("name: x\n")
+    cfg = load_config(path, ["dmc.learning_rate=0.002", "seed=1", "seed=2"])
+    assert cfg.dmc.learning_rate == 0.002 and cfg.seed == 2
+
+
+@pytest.mark.parametrize("item, message", [
+    ("train.totl=5", r"with --set train.totl=5: invalid config\n  train.totl: unknown field 'totl'; "
+                     r"allowed: total_timesteps"),
+    ("train.total_timesteps=lots", r"with --set train.total_timesteps=lots: invalid config\n  "
+                                   r"train.total_timesteps: got 'lots'"),
+    ("policy.arch=cnn", r"policy.arch: got 'cnn'; allowed: 'cards', 'mlp'"),
+    ("seed", r"--set 'seed': give KEY=VALUE with KEY a dotted field path"),
+    ("train..n_envs=2", r"--set 'train..n_envs=2': give KEY=VALUE"),
+    ("seed.x=1", r"--set 'seed.x=1': seed is 0, not a section"),
+    ("opponents.7.agent=greedy", r"opponents is a list of 2; give an index from 0 to 1"),
+    ("opponents.first.agent=greedy", r"opponents is a list of 2; give an index from 0 to 1"),
+    ("eval.opponents=[greedy", r"--set 'eval.opponents=\[greedy': the value is not valid YAML"),
+])
+def test_a_bad_set_is_refused_naming_it_before_any_run_starts(tmp_path, item, message):
+    out = tmp_path / "runs"
+    result = runner.invoke(app, ["train", "--config", str(tiny_config(tmp_path, 64)),
+                                 "--output-dir", str(out), "--set", item])
+    assert result.exit_code == 2, result.output
+    assert re.search(message, result.output), result.output
+    assert not out.exists()
 
 
 def test_smoke_training_writes_checkpoint_and_tensorboard(run):

@@ -1,5 +1,6 @@
 """Run configs as files: ``load_config`` reads and validates a YAML file, ``parse_config`` a mapping,
-``dump_config`` writes the resolved config (every default filled in) that each run saves.
+``dump_config`` writes the resolved config (every default filled in) that each run saves;
+``apply_overrides`` sets single fields from the command line (``crib train --set``).
 
 Unknown fields and bad values are errors that name the field and what it accepts, e.g.
 ``configs/x.yaml: policy.arch: got 'cnn'; allowed: 'cards', 'mlp'``, and a key given twice in the
@@ -8,6 +9,8 @@ YAML is refused (YAML itself would silently keep the last one). The schema is ``
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -86,8 +89,53 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def load_config(path: Path) -> RunConfig:
-    """Read and validate a YAML run config."""
+def apply_overrides(data: Any, items: Sequence[str]) -> Any:
+    """``data`` with each ``KEY=VALUE`` of ``items`` set (``crib train --set``): KEY is a dotted
+    path of fields (``train.total_timesteps``; a list's item by its index, ``opponents.0.agent``),
+    VALUE is read as YAML (``3``, ``true``, ``[a, b]``, ``{agent: expert}``). A section the file
+    leaves out is created; whether the field exists and the value fits is checked with the rest of
+    the config."""
+    if not items:
+        return data
+    if not isinstance(data, dict):
+        return data  # parse_config says what is wrong with the file
+    data = copy.deepcopy(data)
+    for item in items:
+        key, sep, text = item.partition("=")
+        parts = key.strip().split(".")
+        if not sep or not all(parts):
+            raise ValueError(f"--set {item!r}: give KEY=VALUE with KEY a dotted field path, e.g. "
+                             f"--set train.total_timesteps=100000")
+        try:
+            value = yaml.load(text, Loader=_UniqueKeyLoader)
+        except yaml.YAMLError as err:
+            raise ValueError(f"--set {item!r}: the value is not valid YAML ({err})") from None
+        _set(data, parts, value, item)
+    return data
+
+
+def _set(data: dict, parts: list[str], value: Any, item: str) -> None:
+    node: Any = data
+    for depth, part in enumerate(parts):
+        where = ".".join(parts[:depth])
+        key: Any = part
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ValueError(f"--set {item!r}: {where} is a list of {len(node)}; give an "
+                                 f"index from 0 to {len(node) - 1}")
+            key = int(part)
+        elif not isinstance(node, dict):
+            raise ValueError(f"--set {item!r}: {where} is {node!r}, not a section")
+        if depth == len(parts) - 1:
+            node[key] = value
+        else:
+            if isinstance(node, dict) and node.get(key) is None:
+                node[key] = {}
+            node = node[key]
+
+
+def load_config(path: Path, overrides: Sequence[str] = ()) -> RunConfig:
+    """Read and validate a YAML run config, with ``overrides`` (``apply_overrides``) applied."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no config file at {path}")
@@ -103,7 +151,8 @@ def load_config(path: Path) -> RunConfig:
         raise ValueError(f"{path}: {err}") from None
     except yaml.YAMLError as err:
         raise ValueError(f"{path}: not valid YAML ({err})") from err
-    return parse_config(data, str(path))
+    source = str(path) + (f" with --set {' '.join(overrides)}" if overrides else "")
+    return parse_config(apply_overrides(data, overrides), source)
 
 
 def dump_config(config: RunConfig) -> str:
