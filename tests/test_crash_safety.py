@@ -272,6 +272,26 @@ def _stop_with(tmp_path: Path, data: dict, signum: int, group: bool) -> tuple[in
     return proc.returncode, output, run_dir
 
 
+def _ctrl_c_when(proc: subprocess.Popen, out: Path, pattern: str, delay: float) -> None:
+    """Once ``out`` holds a path matching ``pattern`` (within 120 s), wait ``delay`` seconds and
+    send SIGINT to the run's whole process group, as Ctrl-C in a terminal does."""
+    deadline = time.time() + 120
+    while not list(out.glob(pattern)) and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(delay)
+    os.killpg(proc.pid, signal.SIGINT)
+
+
+def _output_within(proc: subprocess.Popen, seconds: float, failure: str) -> str:
+    """The run's output once it ends; killed and failed with ``failure`` after ``seconds``."""
+    try:
+        output, _ = proc.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail(f"{failure} {seconds:.0f} s after the last SIGINT")
+    return output
+
+
 def _check_stopped(code: int, output: str, run_dir: Path, expected: int, name: str) -> int:
     assert code == expected, output[-3000:]
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -307,17 +327,9 @@ def test_ctrl_c_while_the_env_workers_start_stops_a_ppo_run_cleanly(tmp_path):
                                    "vec_env": "subproc", "n_envs": 4}, eval={"every": 10**6})
     out = tmp_path / "runs"
     proc = _start_train(tmp_path, data, out)
-    deadline = time.time() + 120
     # config.yaml is written just before the trainer builds its envs
-    while not list(out.glob("*/config.yaml")) and time.time() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.3)
-    os.killpg(proc.pid, signal.SIGINT)
-    try:
-        output, _ = proc.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        pytest.fail("the run did not stop within 120 s of the SIGINT")
+    _ctrl_c_when(proc, out, "*/config.yaml", delay=0.3)
+    output = _output_within(proc, 120, "the run has not stopped")
     assert proc.returncode == 130, output[-3000:]
     assert "Traceback" not in output and "EOFError" not in output, output[-3000:]
     (run_dir,) = out.iterdir()
@@ -353,20 +365,12 @@ def test_a_second_ctrl_c_stops_a_recording_with_worker_processes_at_once(tmp_pat
     data["distill"].update(teacher="expert", chunks=4, workers=2, chunk_games=400)
     out = tmp_path / "runs"
     proc = _start_train(tmp_path, data, out)
-    deadline = time.time() + 120
-    while not list(out.glob(f"*/recording/{SPEC_FILE}")) and time.time() < deadline:
-        time.sleep(0.2)
     # the two workers are still starting (seconds of imports): the Ctrl-C to the whole group
     # must not kill them before they can ignore it
-    time.sleep(0.5)
-    os.killpg(proc.pid, signal.SIGINT)
+    _ctrl_c_when(proc, out, f"*/recording/{SPEC_FILE}", delay=0.5)
     time.sleep(3)  # the recording answers the first within a second
     os.killpg(proc.pid, signal.SIGINT)
-    try:
-        output, _ = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        pytest.fail("the run still records 30 s after the second SIGINT")
+    output = _output_within(proc, 30, "the run still records")
     assert proc.returncode == 130, output[-3000:]
     # the chunks not yet handed to a worker are dropped at once; those a worker holds are awaited
     assert re.search(r"recording: waiting for the [1-4] chunks being recorded", output), output
