@@ -83,7 +83,8 @@ def train(
              "starts a local Ray, --ray auto joins this machine's cluster, --ray HOST:PORT "
              "another (needs the optional 'ray' extra)")] = None,
     overrides: Annotated[list[str] | None, typer.Option(
-        "--set", help="change one field of the config, KEY=VALUE with a dotted KEY (repeatable): "
+        "--set", metavar="KEY=VALUE",
+        help="change one field of the config, KEY=VALUE with a dotted KEY (repeatable): "
                       "--set train.total_timesteps=200000 --set seed=3")] = None,
 ) -> None:
     """Train an agent from a YAML config (algo ppo, dmc, distill or exit)."""
