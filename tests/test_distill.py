@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from agents.base import RandomAgent
+from agents.checkpoint import load_network
 from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
 from agents.learned import load_learned_agent
@@ -547,3 +548,17 @@ def test_a_bad_anchor_is_refused_before_anything_is_recorded(tmp_path: Path) -> 
                                          "with features: False"):
         train(parse_config(plain_rows), output_dir=tmp_path / "runs")
     assert not (tmp_path / "rec").exists() and not list((tmp_path / "runs").glob("*"))
+
+
+def test_a_seed_fixes_a_fit_on_two_torch_threads(tmp_path: Path) -> None:
+    """The shipped configs fit on two threads, where the card network's embedding and indexing
+    backward would add in the order the threads finish: the same recording and seed must give
+    the same weights."""
+    cfg = distill_config(tmp_path, chunks=4)
+    cfg["train"].update(total_timesteps=6_000, save_every=6_000, torch_threads=2)
+    cfg["eval"] = {"every": 6_000, "games": 2, "opponents": ["greedy"], "final_games": 0}
+    runs = [train(parse_config(cfg), output_dir=tmp_path / name) for name in ("a", "b")]
+    (net_a, _), (net_b, _) = (load_network(run / "latest") for run in runs)
+    for (name, a), (_, b) in zip(net_a.state_dict().items(), net_b.state_dict().items(),
+                                 strict=True):
+        assert torch.equal(a, b), name

@@ -152,14 +152,15 @@ def test_the_afterstate_network_scores_only_hand_cards_and_matches_its_full_enco
         AfterstateNet(features=True)
 
 
-def dmc_config(tmp: Path, total: int, name: str = "dmc") -> Path:
+def dmc_config(tmp: Path, total: int, name: str = "dmc", threads: int = 1) -> Path:
     data = {
         "name": name, "seed": 3, "algo": "dmc",
         "env": {"reward": "points", "episode": "game"},
         "opponents": [{"agent": "random", "weight": 1.0}],
         "policy": {"arch": "afterstate", "features": False, "hidden": 64, "layers": 2},
         "dmc": {"learning_rate": 0.002, "samples_per_update": 4096, "batch_size": 512},
-        "train": {"total_timesteps": total, "n_envs": 128, "progress_bar": False},
+        "train": {"total_timesteps": total, "n_envs": 128, "progress_bar": False,
+                  "torch_threads": threads},
         "eval": {"every": 10 ** 9, "games": 20, "opponents": ["random"], "final_games": 0},
     }
     path = tmp / f"{name}_{total}.yaml"
@@ -195,10 +196,10 @@ def test_a_short_dmc_run_learns_to_beat_random(tmp_path):
 
 
 def test_a_dmc_run_resumes_and_a_seed_reproduces_it(tmp_path):
-    first = train(parse_config(yaml.safe_load(dmc_config(tmp_path, 20_000).read_text())),
-                  output_dir=tmp_path / "a")
-    again = train(parse_config(yaml.safe_load(dmc_config(tmp_path, 20_000).read_text())),
-                  output_dir=tmp_path / "b")
+    # two torch threads, as the shipped configs use: their sums must not depend on timing
+    config = yaml.safe_load(dmc_config(tmp_path, 20_000, threads=2).read_text())
+    first = train(parse_config(config), output_dir=tmp_path / "a")
+    again = train(parse_config(config), output_dir=tmp_path / "b")
     net_a, meta = load_network(first / "latest")
     net_b, _ = load_network(again / "latest")
     for (name, a), (_, b) in zip(net_a.state_dict().items(), net_b.state_dict().items(),
@@ -206,7 +207,8 @@ def test_a_dmc_run_resumes_and_a_seed_reproduces_it(tmp_path):
         assert torch.equal(a, b), name
     assert meta["arch"] == "afterstate" and meta["algo"] == "dmc"
     assert meta["arch_kwargs"]["features"] is False and meta["training"]["wall_seconds"] > 0
-    resumed = train(parse_config(yaml.safe_load(dmc_config(tmp_path, 40_000).read_text())),
+    resumed = train(parse_config(yaml.safe_load(dmc_config(tmp_path, 40_000, threads=2)
+                                                 .read_text())),
                     output_dir=tmp_path / "a", resume=True)
     assert resumed == first
     meta = json.loads((first / "latest" / "meta.json").read_text())
