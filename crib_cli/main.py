@@ -85,7 +85,7 @@ def train(
     overrides: Annotated[list[str] | None, typer.Option(
         "--set", metavar="KEY=VALUE",
         help="change one field of the config, KEY=VALUE with a dotted KEY (repeatable): "
-                      "--set train.total_timesteps=200000 --set seed=3")] = None,
+             "--set train.total_timesteps=200000 --set seed=3")] = None,
 ) -> None:
     """Train an agent from a YAML config (algo ppo, dmc, distill or exit)."""
     from crib_cli.train import train_command
