@@ -308,7 +308,7 @@ def test_a_seed_reproduces_a_fast_engine_ppo_run(tmp_path):
     data = yaml.safe_load((Path(__file__).resolve().parent.parent / "configs" / "smoke.yaml")
                           .read_text())
     data["opponents"] = [{"agent": "greedy", "weight": 1.0}, {"agent": "random", "weight": 1.0}]
-    data["train"].update(total_timesteps=4096, n_envs=64, progress_bar=False)
+    data["train"].update(total_timesteps=4096, n_envs=64, progress_bar=False, torch_threads=2)
     data["ppo"].update(n_steps=32, batch_size=1024, n_epochs=1)
     data["eval"].update(every=10 ** 9, games=4, final_games=0, at_start=False)
     runs = [train(parse_config(data), output_dir=tmp_path / name) for name in ("a", "b")]
