@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from same_weights import assert_same_weights
 
 from agents.base import RandomAgent
-from agents.checkpoint import load_network
 from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
 from agents.learned import load_learned_agent
@@ -164,7 +164,7 @@ def test_departures_weigh_where_the_teacher_left_the_start_network(tmp_path: Pat
     assert record(tmp_path / "rec", "standard", ["greedy"], 1, seed=3, progress=False) == 0
     _, data, _ = load_recording(tmp_path / "rec", 1)  # chunk 0 is a held-out chunk
     start = load_learned_agent(CHAMPION_PATH)
-    away = departures(str(CHAMPION_PATH), data)
+    away = departures(start, data)
     assert away.shape == (len(data),) and 0 < away.sum() < len(data)
     assert (away == (start.act_batch(data.obs, data.masks) != data.cards)).all()
 
@@ -557,8 +557,5 @@ def test_a_seed_fixes_a_fit_on_two_torch_threads(tmp_path: Path) -> None:
     cfg = distill_config(tmp_path, chunks=4)
     cfg["train"].update(total_timesteps=6_000, save_every=6_000, torch_threads=2)
     cfg["eval"] = {"every": 6_000, "games": 2, "opponents": ["greedy"], "final_games": 0}
-    runs = [train(parse_config(cfg), output_dir=tmp_path / name) for name in ("a", "b")]
-    (net_a, _), (net_b, _) = (load_network(run / "latest") for run in runs)
-    for (name, a), (_, b) in zip(net_a.state_dict().items(), net_b.state_dict().items(),
-                                 strict=True):
-        assert torch.equal(a, b), name
+    assert_same_weights(*(train(parse_config(cfg), output_dir=tmp_path / name)
+                          for name in ("a", "b")))

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from same_weights import assert_same_weights
 
 from agents.afterstate import AfterstateNet
-from agents.checkpoint import load_network
 from agents.learned import load_learned_agent
 from crib_env.fast import GameBatch
 from crib_env.observation import OBS_SIZE
@@ -200,11 +200,7 @@ def test_a_dmc_run_resumes_and_a_seed_reproduces_it(tmp_path):
     config = yaml.safe_load(dmc_config(tmp_path, 20_000, threads=2).read_text())
     first = train(parse_config(config), output_dir=tmp_path / "a")
     again = train(parse_config(config), output_dir=tmp_path / "b")
-    net_a, meta = load_network(first / "latest")
-    net_b, _ = load_network(again / "latest")
-    for (name, a), (_, b) in zip(net_a.state_dict().items(), net_b.state_dict().items(),
-                                 strict=True):
-        assert torch.equal(a, b), name
+    meta = assert_same_weights(first, again)
     assert meta["arch"] == "afterstate" and meta["algo"] == "dmc"
     assert meta["arch_kwargs"]["features"] is False and meta["training"]["wall_seconds"] > 0
     resumed = train(parse_config(yaml.safe_load(dmc_config(tmp_path, 40_000, threads=2)
@@ -311,7 +307,5 @@ def test_a_seed_reproduces_a_fast_engine_ppo_run(tmp_path):
     data["train"].update(total_timesteps=4096, n_envs=64, progress_bar=False, torch_threads=2)
     data["ppo"].update(n_steps=32, batch_size=1024, n_epochs=1)
     data["eval"].update(every=10 ** 9, games=4, final_games=0, at_start=False)
-    runs = [train(parse_config(data), output_dir=tmp_path / name) for name in ("a", "b")]
-    nets = [load_network(run / "latest")[0].state_dict() for run in runs]
-    for name, tensor in nets[0].items():
-        assert torch.equal(tensor, nets[1][name]), name
+    assert_same_weights(*(train(parse_config(data), output_dir=tmp_path / name)
+                          for name in ("a", "b")))

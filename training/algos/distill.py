@@ -28,7 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.learned import legal_argmax
+from agents.learned import legal_argmax, load_learned_agent
 from crib_env.cards import N_CARDS
 from crib_env.symmetry import N_RENAMINGS, rename_suits
 
@@ -206,14 +206,11 @@ def network_cards(agent: Any, obs: np.ndarray, masks: np.ndarray,
     return np.concatenate(out)
 
 
-def departures(start: str, data: Decisions) -> np.ndarray:
-    """Where the teacher's card is not the one the ``start`` checkpoint's network would lay,
+def departures(start: Any, data: Decisions) -> np.ndarray:
+    """Where the teacher's card is not the one the ``start`` network (a learned agent) would lay,
     decision by decision."""
-    from agents.learned import load_learned_agent
-
-    agent = load_learned_agent(start)
     block = 1 << 16  # unpacked a block at a time: the whole set as float32 may not fit
-    cards = [network_cards(agent, data.observations(slice(first, first + block)),
+    cards = [network_cards(start, data.observations(slice(first, first + block)),
                            data.masks[first:first + block])
              for first in range(0, len(data), block)]
     return np.concatenate([np.zeros(0, np.int64), *cards]) != data.cards
@@ -302,17 +299,16 @@ class DistillTrainer(Trainer):
         self.held = (torch.from_numpy(network_input_batch(held.obs, held.masks,
                                                           cfg.policy.features)),
                      torch.from_numpy(held.masks), torch.from_numpy(held.cards.astype(np.int64)))
-        # the held-out logits of the network the fit started from, once (it does not change), to
-        # measure how far the fit has moved; from init_from, so the same on a resumed fit
-        self.start_logits = None
-        if cfg.init_from and len(held):
-            start = load_network(cfg.init_from)[0]
-            self.start_logits = legal_logits_in_blocks(start, *self.held[:2])
+        # the network the fit started from, from init_from (so the same on a resumed fit): its
+        # held-out logits, once (they do not change), measure how far the fit has moved, and its
+        # cards give the departures
+        start = load_learned_agent(cfg.init_from) if cfg.init_from else None
+        self.start_logits = (legal_logits_in_blocks(start.net, *self.held[:2])
+                             if start is not None and len(held) else None)
         if d.soft == 0 and d.regret == 0 and d.advantage == 0:
             self.data.margins = None  # the cards alone: no need to keep the values in memory
-        # the start network's departures, from its checkpoint: the same on a resumed fit
         self.weights = (None if d.departure_weight == 1 else np.where(
-            departures(cfg.init_from, self.data), d.departure_weight, 1.0).astype(np.float32))
+            departures(start, self.data), d.departure_weight, 1.0).astype(np.float32))
         print(f"distill: {len(self.data):,} decisions to learn from, {len(held):,} held out, "
               f"recorded in {self.recording} and {len(earlier)} earlier recordings", flush=True)
 
