@@ -8,7 +8,15 @@ lays the teacher's card and its regret by the teacher's values (the best value l
 card), on the training decisions and on the held-out chunks' (``rollout_gain.valued_decisions``). A learner
 that the labels can teach rises on both; one that memorises rises on the first alone.
 
+With ``--anchor NET --departures TAU`` only the departures are learned by cross-entropy: the
+decisions where the teacher values the anchor's card at least TAU (chance to win) below its best
+card, the search's confident departures from it; every other decision learns ``--anchor-weight``
+times the KL divergence from the anchor (``training.algos.distill.anchor_divergences``; weight 0:
+they are left out). A further column gives how often the network lays the teacher's best card on
+the training departures: what it could not learn there, it cannot carry to unseen decisions.
+
     PYTHONPATH=. python bench/label_fit.py RECORDING --start NET --need 31 --lr 3e-4 --epochs 6
+    PYTHONPATH=. python bench/label_fit.py RECORDING --start NET --anchor champion --departures 0.01
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from torch import nn
 from agents.checkpoint import load_network
 from agents.networks import build_network, network_input_batch, widen_into
 from agents.registry import network_path
-from training.algos.distill import legal_logits
+from training.algos.distill import anchor_divergences, legal_logits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import cpu_model  # noqa: E402
@@ -49,7 +57,15 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=3e-4)
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--anchor", help="a network (or champion): with --departures, the card "
+                                         "the teacher departs from and the KL target elsewhere")
+    parser.add_argument("--departures", type=float, default=0.0,
+                        help="learn the teacher's card only where it values the anchor's this "
+                             "far below its best (chance to win; 0: every decision, no anchor)")
+    parser.add_argument("--anchor-weight", type=float, default=4.0)
     args = parser.parse_args()
+    if (args.anchor is None) != (args.departures == 0):
+        parser.error("--anchor and --departures go together")
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
     sides = {"training": valued(args.recording, False), "held out": valued(args.recording, True)}
@@ -61,33 +77,70 @@ def main() -> None:
 
     def measure(x: torch.Tensor, masks: torch.Tensor, cards: torch.Tensor,
                 values: np.ndarray) -> str:
-        net.eval()
-        with torch.no_grad():
-            chosen = legal_logits(net, x, masks).argmax(1).numpy()
-        net.train()
+        chosen = logits_of(net, x, masks).argmax(1).numpy()
         rows = np.arange(len(chosen))
         regret = np.nanmax(values, axis=1) - values[rows, chosen]
         return f"{np.mean(chosen == cards.numpy()):.1%} | {regret.mean():.5f}"
 
-    x, masks, cards, _ = sides["training"]
+    x, masks, cards, values = sides["training"]
+    anchor_logits = departed = best = None
+    if args.anchor:
+        anchor = load_network(network_path(args.anchor))[0].requires_grad_(False)
+        anchor_logits = logits_of(anchor, x, masks)
+        best = torch.from_numpy(np.nanargmax(np.where(masks.numpy() > 0, values, np.nan), 1))
+        rows = np.arange(len(best))
+        gap = values[rows, best.numpy()] - values[rows, anchor_logits.argmax(1).numpy()]
+        departed = torch.from_numpy(gap >= args.departures)
+    learned = f"departures of {args.anchor} by {args.departures}" if args.anchor else "every card"
     print(f"# {args.recording}: {len(cards):,} valued training decisions, "
           f"{len(sides['held out'][2]):,} held out; from {args.start}, need {args.need}, "
-          f"lr {args.lr}; CPU {cpu_model()}, load {os.getloadavg()[0]:.1f}")
-    print("| epoch | training: teacher's card | training regret | held out: teacher's card "
-          "| held-out regret |")
-    print("|---|---|---|---|---|")
-    print(f"| 0 | {measure(*sides['training'])} | {measure(*sides['held out'])} |", flush=True)
+          f"lr {args.lr}, learning {learned}"
+          + (f" ({int(departed.sum()):,}), KL weight {args.anchor_weight} elsewhere"
+             if departed is not None else "")
+          + f"; CPU {cpu_model()}, load {os.getloadavg()[0]:.1f}")
+    extra = " training departures: teacher's best card |" if departed is not None else ""
+    print(f"| epoch | training: teacher's card | training regret | held out: teacher's card "
+          f"| held-out regret |{extra}")
+    print("|---|---|---|---|---|" + ("---|" if extra else ""))
+
+    def row(epoch: int) -> str:
+        line = f"| {epoch} | {measure(*sides['training'])} | {measure(*sides['held out'])} |"
+        if departed is not None:
+            chosen = logits_of(net, x[departed], masks[departed]).argmax(1)
+            line += f" {float((chosen == best[departed]).float().mean()):.1%} |"
+        return line
+
+    print(row(0), flush=True)
     for epoch in range(1, args.epochs + 1):
         order = torch.randperm(len(cards))
         for first in range(0, len(cards), 256):
             rows = order[first:first + 256]
-            loss = nn.functional.cross_entropy(legal_logits(net, x[rows], masks[rows]),
-                                               cards[rows])
+            logits = legal_logits(net, x[rows], masks[rows])
+            if departed is None:
+                loss = nn.functional.cross_entropy(logits, cards[rows])
+            else:
+                losses = torch.where(departed[rows],
+                                     nn.functional.cross_entropy(logits, best[rows],
+                                                                 reduction="none"),
+                                     args.anchor_weight * anchor_divergences(
+                                         logits, anchor_logits[rows]))
+                kept = departed[rows] | (args.anchor_weight > 0)
+                loss = losses[kept].sum() / max(1, int(kept.sum()))
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-        print(f"| {epoch} | {measure(*sides['training'])} | {measure(*sides['held out'])} |",
-              flush=True)
+        print(row(epoch), flush=True)
+
+
+def logits_of(net: nn.Module, x: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    """A network's legal logits of many decisions, in blocks, without gradients."""
+    was_training = net.training
+    net.eval()
+    with torch.no_grad():
+        logits = torch.cat([legal_logits(net, x[i:i + 4096], masks[i:i + 4096])
+                            for i in range(0, len(x), 4096)]) if len(x) else torch.empty(0, 52)
+    net.train(was_training)
+    return logits
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ network's card instead gains per decision (in chance to win) when the rest of th
 as the rollouts play it: one step of policy improvement, measured on deals no fit has seen.
 
     PYTHONPATH=. python bench/rollout_gain.py RECORDING NETWORK [NETWORK ...] [--need N] [--rows N]
+        [--trained]
 
 ``--need N`` keeps the decisions taken with either player within N points of the target alone
 (``agents.networks.near_the_end``): the end of the game. A name that is not a checkpoint is an
@@ -71,9 +72,13 @@ def main() -> None:
     parser.add_argument("--need", type=int, default=0,
                         help="only decisions with either player within this many points (0: all)")
     parser.add_argument("--rows", type=int, default=0, help="only the first N decisions (0: all)")
+    parser.add_argument("--trained", action="store_true",
+                        help="the training chunks' decisions instead of the held-out ones (what a "
+                             "fit of this recording was shown: against the held-out figure, how "
+                             "much of its gain it carries to decisions it has not seen)")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    obs, masks, cards, values = valued_decisions(args.recording)
+    obs, masks, cards, values = valued_decisions(args.recording, held_out=not args.trained)
     if args.need:
         near = near_end_rows(obs, args.need)
         obs, masks, cards, values = obs[near], masks[near], cards[near], values[near]
@@ -83,7 +88,8 @@ def main() -> None:
     rows = np.arange(len(cards))
     recorded = values[rows, cards]
     where = f" within {args.need} points of the target" if args.need else ""
-    print(f"# {args.recording}: {len(cards):,} held-out valued decisions{where}; CPU {cpu_model()}, "
+    kind = "training" if args.trained else "held-out"
+    print(f"# {args.recording}: {len(cards):,} {kind} valued decisions{where}; CPU {cpu_model()}, "
           f"load {os.getloadavg()[0]:.1f}")
     print(f"| network | cards changed | gain per decision (chance to win) | less {args.networks[0]}'s |")
     print("|---|---|---|---|")

@@ -355,9 +355,12 @@ def test_settings_from_the_name_and_their_errors():
         make_agent("champion-search:sims=many")
     with pytest.raises(ValueError, match="sims must be at least 1"):
         make_agent("champion-search:sims=0")
-    with pytest.raises(ValueError, match="discard_sims, discard_need and play_need must not be negative"):
+    with pytest.raises(ValueError, match="discard_sims, discard_need, play_need and play_until "
+                                         "must not be negative"):
         make_agent("champion-search:discard_sims=-1")
-    with pytest.raises(ValueError, match="must not be negative, got 8, -2 and 0"):
+    with pytest.raises(ValueError, match="got 256, 30, 0 and -1"):
+        make_agent("champion-search:play_until=-1")
+    with pytest.raises(ValueError, match="must not be negative, got 8, -2, 0 and 0"):
         make_agent("champion-search:discard_sims=8,discard_need=-2")
 
 
@@ -386,6 +389,20 @@ def test_the_play_is_searched_only_near_the_end_with_play_need(scores, searched)
     game = next(g for seed in range(20)
                 if len((g := _play_position(seed, cards_played=1)).legal_actions()) > 1)
     game.scores = list(scores)
+    obs, mask = encode(game, game.to_move), game.legal_mask()
+    card = agent.act(obs, mask)
+    assert bool(searched_at) == searched
+    if not searched:  # the network's own card
+        assert card == agent.policy.act(obs, mask) and agent.last_values == {}
+
+
+@pytest.mark.parametrize("laid, searched", [(0, True), (1, True), (2, False), (3, False)])
+def test_the_play_is_searched_only_early_in_the_deal_with_play_until(laid, searched):
+    agent = make_agent("champion-search:sims=4,play_until=2", seed=0)
+    searched_at = []
+    agent.play_values = lambda view, legal: searched_at.append(laid) or np.zeros(legal.size)
+    game = next(g for seed in range(40)
+                if len((g := _play_position(seed, cards_played=laid)).legal_actions()) > 1)
     obs, mask = encode(game, game.to_move), game.legal_mask()
     card = agent.act(obs, mask)
     assert bool(searched_at) == searched

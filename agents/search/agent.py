@@ -26,10 +26,10 @@ tactics; both weigh the draws and answer for the opponent, each by how well it h
 opponent's plays so far in the game (``agents.search.styles``).
 
 The card with the best weighted value is laid; candidates within ``tolerance`` of it are decided
-by the network's logits. ``play=0`` leaves the whole play to the network, and ``play_need`` leaves
-it the play until either player is within that many points of the target. Everything comes from
-the observation and the agent's own memory of earlier observations in the deal: the hidden cards
-are sampled, never read.
+by the network's logits. ``play=0`` leaves the whole play to the network, ``play_need`` leaves it
+the play until either player is within that many points of the target, and ``play_until`` the
+cards of the play from that many laid on. Everything comes from the observation and the agent's
+own memory of earlier observations in the deal: the hidden cards are sampled, never read.
 """
 
 from __future__ import annotations
@@ -133,6 +133,10 @@ class SearchSettings:
     #: with ``play``: search the play only once either player is within this many points of
     #: the target, and lay the network's cards before (0: every card of the play)
     play_need: int = 0
+    #: with ``play``: search a card of the play only while fewer than this many cards have been
+    #: laid in the deal (both players': 1, the pone's lead alone; 2, the lead and the dealer's
+    #: first card), the network laying the rest (0: every card)
+    play_until: int = 0
     #: the checkpoint whose network the search uses (empty: the shipped ``distilled`` network,
     #: ``agents.registry.SEARCH_NETWORK_PATH``); expert iteration names each generation's here
     net: str = ""
@@ -140,10 +144,10 @@ class SearchSettings:
     def __post_init__(self) -> None:
         if self.sims < 1:
             raise ValueError(f"champion-search: sims must be at least 1, got {self.sims}")
-        if self.discard_sims < 0 or self.discard_need < 0 or self.play_need < 0:
-            raise ValueError(f"champion-search: discard_sims, discard_need and play_need must "
-                             f"not be negative, got {self.discard_sims}, {self.discard_need} "
-                             f"and {self.play_need}")
+        if min(self.discard_sims, self.discard_need, self.play_need, self.play_until) < 0:
+            raise ValueError(f"champion-search: discard_sims, discard_need, play_need and "
+                             f"play_until must not be negative, got {self.discard_sims}, "
+                             f"{self.discard_need}, {self.play_need} and {self.play_until}")
         if not 0.0 <= self.standard_prior < 1.0:
             raise ValueError(f"champion-search: standard_prior must be in 0..1 (1 excluded), got "
                              f"{self.standard_prior}")
@@ -225,7 +229,8 @@ class ChampionSearchAgent:
                 and self._discard_searched(view)):
             return self.discard(view, observation, action_mask)
         if (view.phase == Phase.DISCARD or legal.size == 1 or not self.settings.play
-                or not _near_the_end(view, self.settings.play_need)):
+                or not _near_the_end(view, self.settings.play_need)
+                or not _early_in_the_play(view, self.settings.play_until)):
             return self.policy.act(observation, action_mask)
         values = self.play_values(view, legal)
         self.last_values = {int(c): float(v) for c, v in zip(legal, values, strict=True)}
@@ -357,6 +362,11 @@ def _near_the_end(view, need: int) -> bool:
     """Whether either player is within ``need`` points of the target (always with 0)."""
     return need == 0 or near_the_end(view.target - view.own_score, view.target - view.opp_score,
                                      need)
+
+
+def _early_in_the_play(view, until: int) -> bool:
+    """Whether fewer than ``until`` cards have been laid in the deal's play (always with 0)."""
+    return until == 0 or len(view.played_own) + len(view.played_opp) < until
 
 
 def load_search_agent(path: str | Path, settings: SearchSettings | None = None,
