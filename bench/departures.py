@@ -27,7 +27,7 @@ from crib_env.observation import MAX_SEQUENCE, SLICES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import cpu_model  # noqa: E402
-from rollout_gain import cards_of, valued_decisions  # noqa: E402
+from rollout_gain import best_valued_cards, cards_of, valued_decisions  # noqa: E402
 
 THRESHOLDS = (0.0, 0.005, 0.01, 0.02, 0.05)
 
@@ -42,7 +42,7 @@ def main() -> None:
     torch.set_num_threads(1)
     obs, masks, _, values = valued_decisions(args.recording, held_out=not args.trained)
     rows = np.arange(len(obs))
-    best = np.nanargmax(np.where(masks > 0, values, np.nan), axis=1)
+    best = best_valued_cards(masks, values)
     mine = cards_of(args.network, obs, masks)
     regret = values[rows, best] - values[rows, mine]
     again = cards_of(args.again, obs, masks) if args.again else None

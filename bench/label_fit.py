@@ -33,11 +33,11 @@ from torch import nn
 from agents.checkpoint import load_network
 from agents.networks import build_network, network_input_batch, widen_into
 from agents.registry import network_path
-from training.algos.distill import anchor_divergences, legal_logits
+from training.algos.distill import anchor_divergences, legal_logits, legal_logits_in_blocks
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import cpu_model  # noqa: E402
-from rollout_gain import valued_decisions  # noqa: E402
+from rollout_gain import best_valued_cards, valued_decisions  # noqa: E402
 
 
 def valued(folder: Path, held_out: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
@@ -77,7 +77,7 @@ def main() -> None:
 
     def measure(x: torch.Tensor, masks: torch.Tensor, cards: torch.Tensor,
                 values: np.ndarray) -> str:
-        chosen = logits_of(net, x, masks).argmax(1).numpy()
+        chosen = legal_logits_in_blocks(net, x, masks).argmax(1).numpy()
         rows = np.arange(len(chosen))
         regret = np.nanmax(values, axis=1) - values[rows, chosen]
         return f"{np.mean(chosen == cards.numpy()):.1%} | {regret.mean():.5f}"
@@ -86,8 +86,9 @@ def main() -> None:
     anchor_logits = departed = best = None
     if args.anchor:
         anchor = load_network(network_path(args.anchor))[0].requires_grad_(False)
-        anchor_logits = logits_of(anchor, x, masks)
-        best = torch.from_numpy(np.nanargmax(np.where(masks.numpy() > 0, values, np.nan), 1))
+        # a copy outside inference mode: the KL's backward keeps its target
+        anchor_logits = legal_logits_in_blocks(anchor, x, masks).clone()
+        best = torch.from_numpy(best_valued_cards(masks.numpy(), values))
         rows = np.arange(len(best))
         gap = values[rows, best.numpy()] - values[rows, anchor_logits.argmax(1).numpy()]
         departed = torch.from_numpy(gap >= args.departures)
@@ -106,7 +107,7 @@ def main() -> None:
     def row(epoch: int) -> str:
         line = f"| {epoch} | {measure(*sides['training'])} | {measure(*sides['held out'])} |"
         if departed is not None:
-            chosen = logits_of(net, x[departed], masks[departed]).argmax(1)
+            chosen = legal_logits_in_blocks(net, x[departed], masks[departed]).argmax(1)
             line += f" {float((chosen == best[departed]).float().mean()):.1%} |"
         return line
 
@@ -130,17 +131,6 @@ def main() -> None:
             loss.backward()
             optimizer.step()
         print(row(epoch), flush=True)
-
-
-def logits_of(net: nn.Module, x: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
-    """A network's legal logits of many decisions, in blocks, without gradients."""
-    was_training = net.training
-    net.eval()
-    with torch.no_grad():
-        logits = torch.cat([legal_logits(net, x[i:i + 4096], masks[i:i + 4096])
-                            for i in range(0, len(x), 4096)]) if len(x) else torch.empty(0, 52)
-    net.train(was_training)
-    return logits
 
 
 if __name__ == "__main__":

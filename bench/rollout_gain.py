@@ -64,6 +64,11 @@ def valued_decisions(folder: Path, held_out: bool = True
     return obs, masks, cards.astype(np.int64), values
 
 
+def best_valued_cards(masks: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per decision, the legal card the recording values most (its teacher's best card)."""
+    return np.nanargmax(np.where(masks > 0, values, np.nan), axis=1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("recording", type=Path)
