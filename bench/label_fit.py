@@ -17,6 +17,7 @@ the training departures: what it could not learn there, it cannot carry to unsee
 
     PYTHONPATH=. python bench/label_fit.py RECORDING --start NET --need 31 --lr 3e-4 --epochs 6
     PYTHONPATH=. python bench/label_fit.py RECORDING --start NET --anchor champion --departures 0.01
+        --epochs 30 --save OUT
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.checkpoint import load_network
+from agents.checkpoint import load_network, save_checkpoint
 from agents.networks import build_network, network_input_batch, widen_into
 from agents.registry import network_path
 from training.algos.distill import anchor_divergences, legal_logits, legal_logits_in_blocks
@@ -63,6 +64,7 @@ def main() -> None:
                         help="learn the teacher's card only where it values the anchor's this "
                              "far below its best (chance to win; 0: every decision, no anchor)")
     parser.add_argument("--anchor-weight", type=float, default=4.0)
+    parser.add_argument("--save", type=Path, help="write the fitted network here (a checkpoint)")
     args = parser.parse_args()
     if (args.anchor is None) != (args.departures == 0):
         parser.error("--anchor and --departures go together")
@@ -131,6 +133,10 @@ def main() -> None:
             loss.backward()
             optimizer.step()
         print(row(epoch), flush=True)
+    if args.save:
+        save_checkpoint(args.save, net, meta["arch"], kwargs,
+                        {"fitted_by": "bench/label_fit.py", "recording": str(args.recording),
+                         "start": args.start, "epochs": args.epochs})
 
 
 if __name__ == "__main__":
