@@ -34,6 +34,7 @@ from torch import nn
 from agents.checkpoint import load_network, save_checkpoint
 from agents.networks import build_network, network_input_batch, widen_into
 from agents.registry import network_path
+from crib_env.symmetry import N_RENAMINGS, rename_suits
 from training.algos.distill import anchor_divergences, legal_logits, legal_logits_in_blocks
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -42,12 +43,12 @@ from rollout_gain import best_valued_cards, valued_decisions  # noqa: E402
 
 
 def valued(folder: Path, held_out: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
-                                                   np.ndarray]:
+                                                   np.ndarray, np.ndarray]:
     """Input rows, masks, cards and values of the valued decisions of the training (or held-out)
-    chunks."""
+    chunks, and their observations."""
     obs, masks, cards, values = valued_decisions(folder, held_out)
     return (torch.from_numpy(network_input_batch(obs, masks, True)),
-            torch.from_numpy(masks.astype(np.int8)), torch.from_numpy(cards), values)
+            torch.from_numpy(masks.astype(np.int8)), torch.from_numpy(cards), values, obs)
 
 
 def main() -> None:
@@ -64,10 +65,15 @@ def main() -> None:
                         help="learn the teacher's card only where it values the anchor's this "
                              "far below its best (chance to win; 0: every decision, no anchor)")
     parser.add_argument("--anchor-weight", type=float, default=4.0)
+    parser.add_argument("--rename-suits", action="store_true",
+                        help="with --departures: each departure learned through a random suit "
+                             "renaming (crib_env.symmetry), drawn anew every pass")
     parser.add_argument("--save", type=Path, help="write the fitted network here (a checkpoint)")
     args = parser.parse_args()
     if (args.anchor is None) != (args.departures == 0):
         parser.error("--anchor and --departures go together")
+    if args.rename_suits and not args.anchor:
+        parser.error("--rename-suits goes with --anchor and --departures")
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
     sides = {"training": valued(args.recording, False), "held out": valued(args.recording, True)}
@@ -78,13 +84,14 @@ def main() -> None:
     optimizer = torch.optim.Adam(net.parameters(), lr=args.lr)
 
     def measure(x: torch.Tensor, masks: torch.Tensor, cards: torch.Tensor,
-                values: np.ndarray) -> str:
+                values: np.ndarray, _obs: np.ndarray) -> str:
         chosen = legal_logits_in_blocks(net, x, masks).argmax(1).numpy()
         rows = np.arange(len(chosen))
         regret = np.nanmax(values, axis=1) - values[rows, chosen]
         return f"{np.mean(chosen == cards.numpy()):.1%} | {regret.mean():.5f}"
 
-    x, masks, cards, values = sides["training"]
+    x, masks, cards, values, obs = sides["training"]
+    renaming_stream = np.random.default_rng(args.seed)
     anchor_logits = departed = best = None
     if args.anchor:
         anchor = load_network(network_path(args.anchor))[0].requires_grad_(False)
@@ -100,6 +107,7 @@ def main() -> None:
           f"lr {args.lr}, learning {learned}"
           + (f" ({int(departed.sum()):,}), KL weight {args.anchor_weight} elsewhere"
              if departed is not None else "")
+          + (", suits renamed" if args.rename_suits else "")
           + f"; CPU {cpu_model()}, load {os.getloadavg()[0]:.1f}")
     extra = " training departures: teacher's best card |" if departed is not None else ""
     print(f"| epoch | training: teacher's card | training regret | held out: teacher's card "
@@ -113,17 +121,38 @@ def main() -> None:
             line += f" {float((chosen == best[departed]).float().mean()):.1%} |"
         return line
 
+    def renamed_departures(rows: torch.Tensor, inputs: torch.Tensor, legal: torch.Tensor,
+                           targets: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """The minibatch with its departures seen through random suit renamings (the other rows
+        keep the anchor's logits of their own view)."""
+        picked = departed[rows].numpy()
+        if not picked.any():
+            return inputs, legal, targets
+        chosen = rows.numpy()[picked]
+        renamings = renaming_stream.integers(N_RENAMINGS, size=len(chosen))
+        new_obs, new_masks, new_best, _ = rename_suits(renamings, obs[chosen],
+                                                       masks.numpy()[chosen],
+                                                       best.numpy()[chosen])
+        inputs, legal, targets = inputs.clone(), legal.clone(), targets.clone()
+        inputs[picked] = torch.from_numpy(network_input_batch(new_obs, new_masks, True))
+        legal[picked] = torch.from_numpy(new_masks.astype(np.int8))
+        targets[picked] = torch.from_numpy(new_best)
+        return inputs, legal, targets
+
     print(row(0), flush=True)
     for epoch in range(1, args.epochs + 1):
         order = torch.randperm(len(cards))
         for first in range(0, len(cards), 256):
             rows = order[first:first + 256]
-            logits = legal_logits(net, x[rows], masks[rows])
+            inputs, legal, targets = x[rows], masks[rows], None if best is None else best[rows]
+            if args.rename_suits:
+                inputs, legal, targets = renamed_departures(rows, inputs, legal, targets)
+            logits = legal_logits(net, inputs, legal)
             if departed is None:
                 loss = nn.functional.cross_entropy(logits, cards[rows])
             else:
                 losses = torch.where(departed[rows],
-                                     nn.functional.cross_entropy(logits, best[rows],
+                                     nn.functional.cross_entropy(logits, targets,
                                                                  reduction="none"),
                                      args.anchor_weight * anchor_divergences(
                                          logits, anchor_logits[rows]))
