@@ -32,6 +32,7 @@ import torch
 from torch import nn
 
 from agents.checkpoint import load_network, save_checkpoint
+from agents.files import check_output_folder
 from agents.networks import build_network, network_input_batch, widen_into
 from agents.registry import network_path
 from crib_env.symmetry import N_RENAMINGS, rename_suits
@@ -42,13 +43,11 @@ from bench_train import cpu_model  # noqa: E402
 from rollout_gain import best_valued_cards, valued_decisions  # noqa: E402
 
 
-def valued(folder: Path, held_out: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
-                                                   np.ndarray, np.ndarray]:
-    """Input rows, masks, cards and values of the valued decisions of the training (or held-out)
-    chunks, and their observations."""
-    obs, masks, cards, values = valued_decisions(folder, held_out)
+def valued(obs: np.ndarray, masks: np.ndarray, cards: np.ndarray, values: np.ndarray
+           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, np.ndarray]:
+    """Input rows, masks, cards and values of valued decisions (``valued_decisions``)."""
     return (torch.from_numpy(network_input_batch(obs, masks, True)),
-            torch.from_numpy(masks.astype(np.int8)), torch.from_numpy(cards), values, obs)
+            torch.from_numpy(masks.astype(np.int8)), torch.from_numpy(cards), values)
 
 
 def main() -> None:
@@ -74,9 +73,16 @@ def main() -> None:
         parser.error("--anchor and --departures go together")
     if args.rename_suits and not args.anchor:
         parser.error("--rename-suits goes with --anchor and --departures")
+    if args.save:
+        try:
+            check_output_folder(args.save, "--save")
+        except ValueError as err:
+            parser.error(str(err))
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
-    sides = {"training": valued(args.recording, False), "held out": valued(args.recording, True)}
+    obs, *training = valued_decisions(args.recording, held_out=False)
+    sides = {"training": valued(obs, *training),
+             "held out": valued(*valued_decisions(args.recording, held_out=True))}
     start, meta = load_network(network_path(args.start))
     kwargs = {**meta["arch_kwargs"], **({"need": args.need} if args.need else {})}
     net = build_network(meta["arch"], **kwargs)
@@ -84,13 +90,13 @@ def main() -> None:
     optimizer = torch.optim.Adam(net.parameters(), lr=args.lr)
 
     def measure(x: torch.Tensor, masks: torch.Tensor, cards: torch.Tensor,
-                values: np.ndarray, _obs: np.ndarray) -> str:
+                values: np.ndarray) -> str:
         chosen = legal_logits_in_blocks(net, x, masks).argmax(1).numpy()
         rows = np.arange(len(chosen))
         regret = np.nanmax(values, axis=1) - values[rows, chosen]
         return f"{np.mean(chosen == cards.numpy()):.1%} | {regret.mean():.5f}"
 
-    x, masks, cards, values, obs = sides["training"]
+    x, masks, cards, values = sides["training"]
     renaming_stream = np.random.default_rng(args.seed)
     anchor_logits = departed = best = None
     if args.anchor:
