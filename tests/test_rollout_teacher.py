@@ -19,6 +19,7 @@ from training.algos.rollout_teacher import (
     RolloutSettings,
     play_out,
     record_rollout_chunk,
+    solved_out,
     throw_rows,
 )
 from training.config_file import parse_config
@@ -62,6 +63,46 @@ def test_rollouts_of_all_rows_together_equal_one_row_at_a_time():
     assert len(rows) > 20
     assert np.allclose(together, np.concatenate(alone))
     assert ((together >= 0) & (together <= 1)).all()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_solved_value_is_the_minimax_of_the_real_deal_for_the_seat_that_laid_the_card(seed):
+    """``solve=1`` values each legal card of a real row by best play of both players with every
+    card known, for whichever seat lays it (the solver itself values seat 0)."""
+    from test_search import _play_position, _python_value
+
+    game = _play_position(seed, cards_played=3)
+    if game.phase != Phase.PLAY:
+        pytest.skip("the deal ended early")
+    player = game.to_move
+    S = fast.new_state(1)
+    fast.load_game(S, 0, game)
+    rows, expected = [], []
+    for card in game.legal_actions():
+        row = S.copy()
+        fast.apply_action(row, 0, card)
+        rows.append(row[0])
+        child = game.clone()
+        child.step(card)
+        expected.append(_python_value(child, player))
+    values = solved_out(np.array(rows), np.full(len(rows), player, dtype=np.int64), WINS)
+    # the table holds each seat's chance to 3e-8 of one less the other's (stored as float32)
+    assert values == pytest.approx(expected, abs=1e-7)
+
+
+def test_a_solve_teacher_values_the_same_games_as_rollouts_do_and_refuses_an_opponent():
+    """The games and decisions of a ``solve=1`` recording are those of the rollouts teacher with
+    the same seed (only the values differ); every valued card has a chance to win in 0..1."""
+    teacher = "rollouts:net=champion"
+    solved = record_rollout_chunk(f"{teacher},solve=1", "standard", seed=5, number=0, games=3)
+    rolled = record_rollout_chunk(teacher, "standard", seed=5, number=0, games=3)
+    assert np.array_equal(solved["obs"], rolled["obs"])
+    assert np.array_equal(np.isnan(solved["margins"]), np.isnan(rolled["margins"]))
+    valued = solved["margins"][~np.isnan(solved["margins"])]
+    assert valued.size > 50 and ((valued >= 0) & (valued <= 1)).all()
+    assert not np.allclose(valued, rolled["margins"][~np.isnan(rolled["margins"])])
+    with pytest.raises(ValueError, match="solve values the play without rollouts"):
+        RolloutSettings.parse("rollouts:solve=1,opponent=rival")
 
 
 def test_a_rival_in_the_rollouts_plays_the_opponents_seat_row_by_row_alike():

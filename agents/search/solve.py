@@ -119,6 +119,18 @@ def solve_after(row, card, wins, stack):
 
 
 @njit(cache=True)
+def solve_rows(rows, wins):
+    """Player 0's value of each full-information row of ``rows`` (in the play, or its deal
+    already over) under best play by both players to the end of its deal."""
+    out = np.zeros(rows.shape[0])
+    stack = new_stack()
+    for i in range(rows.shape[0]):
+        stack[0, :] = rows[i]
+        out[i] = solve(stack, wins)
+    return out
+
+
+@njit(cache=True)
 def new_stack():
     """Scratch rows for ``solve``."""
     return np.zeros((MAX_DEPTH + 1, N_FIELDS), dtype=np.int64)

@@ -30,6 +30,11 @@ play's cards without values (a recording that teaches the throws alone). Cards k
 anchor the fit to the network's own choice where the values do not say otherwise. The chunks
 have the same files and fields as the other teachers' (``distill_recording``), one per
 ``chunk_games`` games, a function of the seed and the chunk number alone.
+
+With ``solve=1`` the play's cards are valued without rollouts: the rest of the real deal is solved
+exactly with every card known (``solved_out``), so a value is the card's worth under best play by
+both players as if each saw the other's hand. Its mean over the decisions that share an
+observation is what a search solving sampled deals averages, the deals being the games' own.
 """
 
 from __future__ import annotations
@@ -65,7 +70,8 @@ class RolloutSettings:
     valuing the discards (0: not valued); ``plays``: whether the play's cards are valued;
     ``need``: only the decisions taken with either player within ``need`` points of the target
     are kept and valued (the end of the game, as ``agents.endgame.near_the_end`` and a pool's
-    end-game members judge it; 0: all)."""
+    end-game members judge it; 0: all); ``solve``: the play's cards are valued by an exact solve
+    of the rest of the real deal (``solved_out``) instead of rollouts."""
 
     net: str = "champion"
     temperature: float = 1.0
@@ -73,6 +79,7 @@ class RolloutSettings:
     throws: int = 0
     plays: bool = True
     need: int = 0
+    solve: bool = False
 
     def __post_init__(self) -> None:
         if self.need < 0:
@@ -81,6 +88,9 @@ class RolloutSettings:
         if self.throws < 0:
             raise ValueError(f"{ROLLOUT_TEACHER}: throws (cuts per throw) must be 0 or more, got "
                              f"{self.throws}")
+        if self.solve and self.opponent != "net":
+            raise ValueError(f"{ROLLOUT_TEACHER}: solve values the play without rollouts, so no "
+                             f"opponent plays them: leave opponent unset, got {self.opponent!r}")
         if self.temperature <= 0:
             raise ValueError(f"{ROLLOUT_TEACHER}: temperature must be positive, got "
                              f"{self.temperature}")
@@ -134,6 +144,19 @@ def seat_values(rows: np.ndarray, seats: np.ndarray, wins: np.ndarray) -> np.nda
     table = wins[own, opp, deals_next]
     over = rows[:, fast.PHASE] == fast.P_GAME_OVER
     return np.where(over, (rows[:, fast.WINNER] == seats).astype(np.float64), table)
+
+
+def solved_out(rows: np.ndarray, seats: np.ndarray, wins: np.ndarray) -> np.ndarray:
+    """Every row (a real game row, single-deal, in the play) valued for the player in ``seats``
+    by an exact solve of the rest of its deal with every card known (``agents.search.solve``):
+    both players laying their best card as if they saw each other's hands. Like a rollout's, the
+    value is one real deal's; its mean over the decisions that share an observation is what a
+    search that solves sampled deals (``champion-search:reply=0``) estimates, with the deals
+    drawn from the games themselves instead of a model of the opponent."""
+    from agents.search.solve import solve_rows
+
+    player0 = solve_rows(np.ascontiguousarray(rows, dtype=np.int64), wins)
+    return np.where(seats == 0, player0, 1.0 - player0)
 
 
 def _sample(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -237,7 +260,8 @@ class RolloutRecorder:
     def __init__(self, agent, agent_seats: np.ndarray, wins: np.ndarray,
                  rng: np.random.Generator, temperature: float, rival=None,
                  cuts_per_throw: int = 0, value_plays: bool = True,
-                 throw_rng: np.random.Generator | None = None, need: int = 0) -> None:
+                 throw_rng: np.random.Generator | None = None, need: int = 0,
+                 solve: bool = False) -> None:
         self.agent = agent
         self.rival = rival
         self.agent_seats = agent_seats
@@ -248,6 +272,7 @@ class RolloutRecorder:
         self.value_plays = value_plays
         self.throw_rng = throw_rng if throw_rng is not None else np.random.default_rng(0)
         self.need = need
+        self.solve = solve
         self.obs: list[np.ndarray] = []
         self.masks: list[np.ndarray] = []
         self.cards: list[np.ndarray] = []
@@ -276,11 +301,14 @@ class RolloutRecorder:
             for i, card in enumerate(cards.tolist()):
                 fast.apply_action(candidates, i, card)
             seats = S[rows[playing[owner]], fast.TO_MOVE]
-            rival = self.rival
-            if isinstance(rival, PerRowAgent):  # each rollout continues its game's own copy
-                rival = rival.branch(rows[playing[owner]])
-            values = play_out(self.agent, candidates, seats, self.wins, self.rng,
-                              self.temperature, rival)
+            if self.solve:
+                values = solved_out(candidates, seats, self.wins)
+            else:
+                rival = self.rival
+                if isinstance(rival, PerRowAgent):  # each rollout continues its game's own copy
+                    rival = rival.branch(rows[playing[owner]])
+                values = play_out(self.agent, candidates, seats, self.wins, self.rng,
+                                  self.temperature, rival)
             margins[playing[owner], cards] = values
         if self.cuts_per_throw:
             for i in np.flatnonzero(S[rows, fast.PHASE] == fast.P_DISCARD).tolist():
@@ -358,7 +386,7 @@ def record_rollout_chunk(teacher: str, opponent: str, seed: int, number: int,
                                settings.temperature, in_rollouts, settings.throws,
                                settings.plays,
                                np.random.default_rng(derive_seed(chunk_seed, "throws")),
-                               settings.need)
+                               settings.need, settings.solve)
     play_games(agent, rival, plans, on_turn=recorder)
 
     def joined(parts: list[np.ndarray], width: int | None, dtype) -> np.ndarray:
