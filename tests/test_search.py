@@ -49,14 +49,20 @@ def _play_position(seed: int, cards_played: int) -> Game:
     return game
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_solver_matches_minimax_over_the_rules_engine(seed):
-    game = _play_position(seed, cards_played=3)
+def _loaded_play_position(seed: int, cards_played: int) -> tuple[Game, np.ndarray]:
+    """``_play_position`` and its row on ``crib_env.fast`` (the test skipped if the deal ended)."""
+    game = _play_position(seed, cards_played)
     if game.phase != Phase.PLAY:
         pytest.skip("the deal ended early")
-    player = game.to_move
     S = fast.new_state(1)
     fast.load_game(S, 0, game)
+    return game, S
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_solver_matches_minimax_over_the_rules_engine(seed):
+    game, S = _loaded_play_position(seed, cards_played=3)
+    player = game.to_move
     row = S[0].copy()
     if player == 1:  # the solver values player 0: swap seats
         for name in ("HAND", "DISC", "PLAYED", "NDISC", "NHAND", "SCORE", "PREV", "SAID_GO",
