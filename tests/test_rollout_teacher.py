@@ -82,7 +82,7 @@ def test_a_solved_value_is_the_minimax_of_the_real_deal_for_the_seat_that_laid_t
         child.step(card)
         expected.append(_python_value(child, player))
     values = solved_out(np.array(rows), np.full(len(rows), player, dtype=np.int64), WINS)
-    # the table holds each seat's chance to 3e-8 of one less the other's (stored as float32)
+    # the win table's two sides agree to 3e-8 (its chance for one seat is 1 less the other's)
     assert values == pytest.approx(expected, abs=1e-7)
 
 
