@@ -18,6 +18,16 @@ the training departures: what it could not learn there, it cannot carry to unsee
     PYTHONPATH=. python bench/label_fit.py RECORDING --start NET --need 31 --lr 3e-4 --epochs 6
     PYTHONPATH=. python bench/label_fit.py RECORDING --start NET --anchor champion --departures 0.01
         --epochs 30 --save OUT
+
+With ``--reading DIR --reading-weight W`` the network also learns, on a second head over its
+context, which cards the opponent holds: at each step a minibatch of the same size from the
+(observation, legal cards, opponent's held cards) rows of a ``training.hand_reader`` recording,
+W times the head's binary log-loss per unseen card added to the loss. The hidden cards of every
+game played teach what the opponent's plays say about its hand, far more rows than the search's
+labels; the head's held-out log-loss is a column (``python -m training.hand_reader fit`` gives
+a separate reader's and the uniform reader's on the same recording). ``--freeze`` fits the head
+alone over the starting network's context, a probe of what that context already says about the
+opponent's hand (the policy's columns then stay at the start's).
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -34,9 +45,11 @@ from torch import nn
 from agents.checkpoint import load_network, save_checkpoint
 from agents.files import check_output_folder
 from agents.networks import build_network, network_input_batch, widen_into
+from agents.reader import log_loss, uniform_probabilities, unseen_cards
 from agents.registry import network_path
 from crib_env.symmetry import N_RENAMINGS, rename_suits
 from training.algos.distill import anchor_divergences, legal_logits, legal_logits_in_blocks
+from training.hand_reader import load as load_reading
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import cpu_model  # noqa: E402
@@ -48,6 +61,68 @@ def valued(obs: np.ndarray, masks: np.ndarray, cards: np.ndarray, values: np.nda
     """Input rows, masks, cards and values of valued decisions (``valued_decisions``)."""
     return (torch.from_numpy(network_input_batch(obs, masks, True)),
             torch.from_numpy(masks.astype(np.int8)), torch.from_numpy(cards), values)
+
+
+class Reading:
+    """A head over a ``CardNet``'s context that says which cards the opponent holds, fitted on a
+    hand-reader recording's rows beside the policy's labels (see the module)."""
+
+    def __init__(self, net: nn.Module, folder: Path, seed: int) -> None:
+        if not hasattr(net, "context"):
+            raise SystemExit("--reading: the network has no context to read from (arch: cards)")
+        self.net = net
+        self.rows = self._inputs(folder, held_out=False)
+        self.held_out = self._inputs(folder, held_out=True)
+        # a correction to the uniform reader's logits, zero at the start (as agents.reader's
+        # HandReader): the context need only carry what the plays say beyond which cards are unseen
+        width = net.context[-2].out_features
+        self.head = nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 52))
+        nn.init.zeros_(self.head[-1].weight)
+        nn.init.zeros_(self.head[-1].bias)
+        self.rng = np.random.default_rng(seed)
+        self.context: torch.Tensor | None = None
+        net.context.register_forward_hook(self._keep)
+
+    @staticmethod
+    def _inputs(folder: Path, held_out: bool) -> tuple[torch.Tensor, ...]:
+        obs, held = load_reading(folder, held_out)
+        with np.load(next(iter(sorted(folder.glob("chunk_*.npz"))))) as first:
+            if "masks" not in first.files:
+                raise SystemExit(f"--reading {folder}: recorded without the legal cards; record "
+                                 f"it again with python -m training.hand_reader record")
+        masks = np.concatenate([np.load(p)["masks"] for p in _chunks(folder, held_out)])
+        return (torch.from_numpy(obs), torch.from_numpy(network_input_batch(obs, masks, True)),
+                torch.from_numpy(held))
+
+    def _keep(self, module: nn.Module, inputs: Any, output: torch.Tensor) -> None:
+        self.context = output
+
+    def _chances(self, obs: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        self.net(x)
+        prior = uniform_probabilities(obs).clamp(1e-4, 1 - 1e-4)
+        return torch.sigmoid(torch.log(prior) - torch.log1p(-prior) + self.head(self.context))
+
+    def loss(self, size: int) -> torch.Tensor:
+        """The head's log-loss on ``size`` training rows drawn at random."""
+        obs, x, held = (t[torch.from_numpy(self.rng.integers(len(self.rows[0]), size=size))]
+                        for t in self.rows)
+        return log_loss(self._chances(obs, x), held, unseen_cards(obs))
+
+    def held_out_log_loss(self) -> float:
+        obs, x, held = self.held_out
+        with torch.no_grad():
+            chances = torch.cat([self._chances(obs[i:i + 4096], x[i:i + 4096])
+                                 for i in range(0, len(x), 4096)])
+        return float(log_loss(chances, held, unseen_cards(obs)))
+
+
+def _chunks(folder: Path, held_out: bool) -> list[Path]:
+    """The hand-reader recording's held-out (or training) chunk files, as ``load`` takes them."""
+    from training.algos.distill_recording import chunk_files
+    from training.hand_reader import HELD_OUT_EVERY
+
+    return [path for number, path in chunk_files(folder).items()
+            if (number % HELD_OUT_EVERY == 0) == held_out]
 
 
 def main() -> None:
@@ -68,7 +143,14 @@ def main() -> None:
                         help="with --departures: each departure learned through a random suit "
                              "renaming (crib_env.symmetry), drawn anew every pass")
     parser.add_argument("--save", type=Path, help="write the fitted network here (a checkpoint)")
+    parser.add_argument("--reading", type=Path, help="a training.hand_reader recording (with "
+                                                     "legal cards): learn to read the opponent too")
+    parser.add_argument("--reading-weight", type=float, default=1.0)
+    parser.add_argument("--freeze", action="store_true",
+                        help="with --reading: fit the reading head alone, the network frozen")
     args = parser.parse_args()
+    if args.freeze and not args.reading:
+        parser.error("--freeze goes with --reading")
     if (args.anchor is None) != (args.departures == 0):
         parser.error("--anchor and --departures go together")
     if args.rename_suits and not args.anchor:
@@ -87,7 +169,10 @@ def main() -> None:
     kwargs = {**meta["arch_kwargs"], **({"need": args.need} if args.need else {})}
     net = build_network(meta["arch"], **kwargs)
     widen_into(net, start.state_dict())
-    optimizer = torch.optim.Adam(net.parameters(), lr=args.lr)
+    reading = Reading(net, args.reading, args.seed) if args.reading else None
+    net.requires_grad_(not args.freeze)
+    optimizer = torch.optim.Adam([*(() if args.freeze else net.parameters()),
+                                  *(reading.head.parameters() if reading else ())], lr=args.lr)
 
     def measure(x: torch.Tensor, masks: torch.Tensor, cards: torch.Tensor,
                 values: np.ndarray) -> str:
@@ -114,17 +199,23 @@ def main() -> None:
           + (f" ({int(departed.sum()):,}), KL weight {args.anchor_weight} elsewhere"
              if departed is not None else "")
           + (", suits renamed" if args.rename_suits else "")
+          + (f", reading {args.reading} ({len(reading.rows[0]):,} rows) at weight "
+             f"{args.reading_weight}" + (", the network frozen" if args.freeze else "")
+             if reading else "")
           + f"; CPU {cpu_model()}, load {os.getloadavg()[0]:.1f}")
     extra = " training departures: teacher's best card |" if departed is not None else ""
+    extra += " reading: held-out log-loss |" if reading else ""
     print(f"| epoch | training: teacher's card | training regret | held out: teacher's card "
           f"| held-out regret |{extra}")
-    print("|---|---|---|---|---|" + ("---|" if extra else ""))
+    print("|---|---|---|---|---|" + "---|" * extra.count("|"))
 
     def row(epoch: int) -> str:
         line = f"| {epoch} | {measure(*sides['training'])} | {measure(*sides['held out'])} |"
         if departed is not None:
             chosen = legal_logits_in_blocks(net, x[departed], masks[departed]).argmax(1)
             line += f" {float((chosen == best[departed]).float().mean()):.1%} |"
+        if reading:
+            line += f" {reading.held_out_log_loss():.4f} |"
         return line
 
     def renamed_departures(rows: torch.Tensor, inputs: torch.Tensor, legal: torch.Tensor,
@@ -164,6 +255,10 @@ def main() -> None:
                                          logits, anchor_logits[rows]))
                 kept = departed[rows] | (args.anchor_weight > 0)
                 loss = losses[kept].sum() / max(1, int(kept.sum()))
+            if args.freeze:
+                loss = reading.loss(len(rows))
+            elif reading:
+                loss = loss + args.reading_weight * reading.loss(len(rows))
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()

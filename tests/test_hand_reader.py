@@ -18,8 +18,9 @@ from agents.reader import (
     uniform_probabilities,
     unseen_cards,
 )
+from crib_env.cards import VALUE
 from crib_env.game import Phase
-from crib_env.observation import SEEN_SETS, SLICES, phase_column
+from crib_env.observation import COUNT_SCALE, SEEN_SETS, SLICES, phase_column
 from training.hand_reader import main as hand_reader_main
 from training.hand_reader import record_chunk
 
@@ -39,6 +40,17 @@ def test_the_recording_keeps_the_opponents_real_held_cards(chunk):
     assert (obs[:, phase_column(Phase.PLAY)] == 1).all()  # the play only
     again = record_chunk("random", "greedy", seed=3, number=0, games=6)
     assert np.array_equal(again["held"], held) and np.array_equal(again["obs"], obs)
+
+
+def test_the_recording_keeps_the_seats_legal_cards(chunk):
+    obs, masks = chunk["obs"], chunk["masks"].astype(bool)
+    hand = obs[:, SLICES["hand"]] > 0.5
+    assert masks.shape == hand.shape and masks.any(axis=1).all()
+    assert not (masks & ~hand).any()  # only cards the seat holds
+    # a held card is legal exactly when it keeps the count at 31 or under
+    count = np.round(obs[:, SLICES["count"]][:, 0] * COUNT_SCALE)
+    fits = np.array(VALUE)[None, :] <= (31 - count)[:, None]
+    assert np.array_equal(masks, hand & fits)
 
 
 def test_probabilities_cover_only_unseen_cards_and_uniform_is_the_ratio(chunk):

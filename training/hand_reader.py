@@ -5,8 +5,8 @@ A policy network fitted on tens of thousands of decisions learns little, from th
 alone, what the opponent's plays say about the cards it still holds; but what it holds is known
 in every game played, so a reader can be fitted on millions of plain (observation, held cards)
 pairs. ``record`` plays an agent against an opponent on ``crib_env.fast`` and keeps, at each of
-the agent's turns in the play, its observation and the opponent's held cards (as a 52-bit
-mask); ``fit`` trains ``agents.reader.HandReader`` on them and reports its log-loss on held-out
+the agent's turns in the play, its observation, its legal cards and the opponent's held cards
+(as a 52-bit mask); ``fit`` trains ``agents.reader.HandReader`` on them and reports its log-loss on held-out
 chunks next to a reader that knows only which cards are unseen and how many the opponent holds.
 
     python -m training.hand_reader record DIR --agent champion --opponent expert --chunks 0:40
@@ -54,11 +54,13 @@ def held_mask(bits: np.ndarray) -> np.ndarray:
 
 class HeldCardsRecorder:
     """``play_games``' ``on_turn`` hook: at each of the agent's turns in the play with the opponent
-    still holding a card, keeps the agent's observation and the opponent's held cards."""
+    still holding a card, keeps the agent's observation, its legal cards and the opponent's held
+    cards."""
 
     def __init__(self, agent_seats: np.ndarray) -> None:
         self.agent_seats = agent_seats
         self.obs: list[np.ndarray] = []
+        self.masks: list[np.ndarray] = []
         self.held: list[np.ndarray] = []
 
     def __call__(self, S: np.ndarray, live: np.ndarray, observations: np.ndarray,
@@ -69,6 +71,7 @@ class HeldCardsRecorder:
                 & (opp_held != 0))
         if keep.any():
             self.obs.append(observations[keep].copy())
+            self.masks.append(masks[keep].astype(np.int8))
             self.held.append(held_mask(opp_held[keep]))
 
 
@@ -91,8 +94,10 @@ def record_chunk(agent_spec: str, opponent: str, seed: int, number: int,
     recorder = HeldCardsRecorder(np.array([p.agent_seat for p in plans], dtype=np.int64))
     play_games(agent, rival, plans, on_turn=recorder)
     obs = np.concatenate(recorder.obs) if recorder.obs else np.zeros((0, OBS_SIZE), np.float32)
+    masks = (np.concatenate(recorder.masks) if recorder.masks
+             else np.zeros((0, N_CARDS), np.int8))
     held = np.concatenate(recorder.held) if recorder.held else np.zeros((0, N_CARDS), np.int8)
-    return {"obs": obs.astype(np.float32), "held": held}
+    return {"obs": obs.astype(np.float32), "masks": masks, "held": held}
 
 
 def record(directory: Path, agent: str, opponent: str, seed: int, chunks: range,

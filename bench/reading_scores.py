@@ -1,0 +1,141 @@
+"""How well does each reader know the opponent's hand? The search's weighting against networks.
+
+``champion-search`` plays games against an opponent; at each play decision it searches, the
+chance that the opponent holds each unseen card is read four ways and scored against the cards it
+really holds (log-loss per unseen card, and how often the n cards rated likeliest are held when
+the opponent holds n, as ``training.hand_reader`` scores a reader):
+
+* **uniform**: each unseen card at the ratio of the opponent's cards to the unseen ones;
+* **kept as standard keeps**: the search's draws of the opponent's cards (its six kept as an
+  expected-value player keeps them, the cards it laid this deal among them) with equal weights;
+* **the search**: the same draws weighted as the search weights them (the opponent model's
+  likelihood of each of the opponent's plays this deal, the two styles mixed);
+* **reader** (with ``--reader``): a ``HandReader`` fitted on hidden cards
+  (``python -m training.hand_reader fit``).
+
+The draws' chances are smoothed by 1% of the uniform reader's (a card never drawn is not
+impossible). The draws are extra, with their own random stream: the search's own decisions are
+those it makes without them.
+
+    PYTHONPATH=. python bench/reading_scores.py --games 60 --draws 512 --reader runs/hrm/reader
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agents.opponent_model import opponent_cards
+from agents.reader import HandReader, load_reader_state, log_loss, uniform_probabilities, unseen_cards
+from agents.registry import make_agent
+from agents.search.agent import ChampionSearchAgent
+from agents.search.sampling import draw_opponents
+from crib_env.cards import N_CARDS
+from training.batch_play import play_games
+from training.eval_plans import derive_seed, game_plan
+from training.hand_reader import HeldCardsRecorder
+from training.per_row import PerRowAgent
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_train import cpu_model  # noqa: E402
+
+#: the share of the uniform reader's chances mixed into the draws' (never-drawn cards)
+SMOOTHING = 0.01
+
+
+class ReadingSearch(ChampionSearchAgent):
+    """``champion-search`` that also keeps, at each play decision it searches, the chances its
+    draws give each card with and without the search's weights, by the observation's bytes."""
+
+    # class attributes: every game's copy (a deep copy of one prototype) adds to the same record
+    draws = 512
+    kept: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+
+    def play_values(self, view, legal: np.ndarray) -> np.ndarray:
+        opponent = opponent_cards(view)
+        seed = derive_seed(len(self.kept), "reading")
+        kept, discards = draw_opponents(opponent, self.draws, seed, self.settings.model,
+                                        not view.is_dealer, self._tables)
+        # the search's own call below recomputes the styles' evidence from its own draws
+        weights = self._weights(view, kept, discards)
+        laid = opponent.played.size
+        held = kept[:, laid:laid + opponent.held]
+        chances = []
+        for w in (np.ones(len(kept)), weights):
+            p = np.zeros(N_CARDS)
+            np.add.at(p, held, np.repeat(w[:, None], held.shape[1], axis=1))
+            chances.append(p / w.sum())
+        self.kept[self.observation.tobytes()] = (chances[0], chances[1])
+        return super().play_values(view, legal)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        self.observation = observation
+        return super().act(observation, action_mask)
+
+
+def scores(probs: torch.Tensor, held: torch.Tensor, obs: torch.Tensor) -> tuple[float, float]:
+    """Log-loss per unseen card, and the share of held cards among the n rated likeliest."""
+    unseen = unseen_cards(obs)
+    k = int(held.sum(1).max())
+    order = torch.argsort(probs * unseen, dim=1, descending=True, stable=True)[:, :k]
+    n = held.sum(1)
+    hit = (torch.gather(held, 1, order) * (torch.arange(k)[None, :] < n[:, None])).sum() / n.sum()
+    return float(log_loss(probs, held, unseen)), float(hit)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--search", default="champion-search")
+    parser.add_argument("--opponent", default="expert")
+    parser.add_argument("--games", type=int, default=60)
+    parser.add_argument("--draws", type=int, default=512)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reader", type=Path, help="a HandReader folder to score beside")
+    args = parser.parse_args()
+    reader = None
+    if args.reader:
+        reader = HandReader()
+        reader.load_state_dict(load_reader_state(args.reader))
+    base = make_agent(args.search, seed=args.seed)
+    if not isinstance(base, ChampionSearchAgent):
+        raise SystemExit(f"--search {args.search} is not a champion-search")
+    ReadingSearch.draws = args.draws
+    kept = ReadingSearch.kept
+    search = PerRowAgent(ReadingSearch(base.policy, base.settings, seed=args.seed),
+                         lambda b: derive_seed(args.seed, "game", b))
+    rival = make_agent(args.opponent, seed=derive_seed(args.seed, "opponent"))
+    if not getattr(rival, "stateless", True):
+        rival = PerRowAgent(rival, lambda b: derive_seed(args.seed, "rival", b))
+    plans = [game_plan(args.seed, index) for index in range(args.games)]
+    recorder = HeldCardsRecorder(np.array([p.agent_seat for p in plans], dtype=np.int64))
+    play_games(search, rival, plans, on_turn=recorder)
+    obs = np.concatenate(recorder.obs)
+    held = np.concatenate(recorder.held).astype(np.float32)
+    searched = np.array([o.tobytes() in kept for o in obs])
+    obs, held = obs[searched], held[searched]
+    o, h = torch.from_numpy(obs), torch.from_numpy(held)
+    uniform = uniform_probabilities(o)
+    rows = {"uniform": uniform}
+    for i, name in enumerate(("kept as standard keeps, equal weights", "the search's weights")):
+        drawn = torch.from_numpy(np.stack([kept[x.tobytes()][i] for x in obs]).astype(np.float32))
+        rows[name] = (1 - SMOOTHING) * drawn * unseen_cards(o) + SMOOTHING * uniform
+    if reader is not None:
+        with torch.no_grad():
+            rows[f"reader {args.reader}"] = reader.probabilities(o)
+    print(f"# {args.search} against {args.opponent}, {args.games} games, seed {args.seed}: "
+          f"{len(obs):,} searched play decisions with the opponent holding a card; "
+          f"{args.draws} draws; CPU {cpu_model()}, load {os.getloadavg()[0]:.1f}")
+    print("| reader | log-loss per unseen card | held among the n likeliest |")
+    print("|---|---|---|")
+    for name, probs in rows.items():
+        loss, hit = scores(probs, h, o)
+        print(f"| {name} | {loss:.4f} | {hit:.1%} |")
+
+
+if __name__ == "__main__":
+    main()
