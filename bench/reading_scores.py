@@ -31,14 +31,14 @@ import numpy as np
 import torch
 
 from agents.opponent_model import opponent_cards
-from agents.reader import HandReader, load_reader_state, log_loss, uniform_probabilities, unseen_cards
+from agents.reader import HandReader, load_reader_state, uniform_probabilities, unseen_cards
 from agents.registry import make_agent
 from agents.search.agent import ChampionSearchAgent
 from agents.search.sampling import draw_opponents
 from crib_env.cards import N_CARDS
 from training.batch_play import play_games
 from training.eval_plans import derive_seed, game_plan
-from training.hand_reader import HeldCardsRecorder
+from training.hand_reader import HeldCardsRecorder, reading_scores
 from training.per_row import PerRowAgent
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -76,16 +76,6 @@ class ReadingSearch(ChampionSearchAgent):
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         self.observation = observation
         return super().act(observation, action_mask)
-
-
-def scores(probs: torch.Tensor, held: torch.Tensor, obs: torch.Tensor) -> tuple[float, float]:
-    """Log-loss per unseen card, and the share of held cards among the n rated likeliest."""
-    unseen = unseen_cards(obs)
-    k = int(held.sum(1).max())
-    order = torch.argsort(probs * unseen, dim=1, descending=True, stable=True)[:, :k]
-    n = held.sum(1)
-    hit = (torch.gather(held, 1, order) * (torch.arange(k)[None, :] < n[:, None])).sum() / n.sum()
-    return float(log_loss(probs, held, unseen)), float(hit)
 
 
 def main() -> None:
@@ -133,8 +123,8 @@ def main() -> None:
     print("| reader | log-loss per unseen card | held among the n likeliest |")
     print("|---|---|---|")
     for name, probs in rows.items():
-        loss, hit = scores(probs, h, o)
-        print(f"| {name} | {loss:.4f} | {hit:.1%} |")
+        scored = reading_scores(probs, h, o)
+        print(f"| {name} | {scored['log_loss']:.4f} | {scored['top_n_held']:.1%} |")
 
 
 if __name__ == "__main__":

@@ -137,18 +137,24 @@ def load(directory: Path, held_out: bool) -> tuple[np.ndarray, np.ndarray]:
             np.concatenate([p["held"] for p in parts]).astype(np.float32))
 
 
+def reading_scores(probs: torch.Tensor, held: torch.Tensor, obs: torch.Tensor) -> dict[str, float]:
+    """Chances ``probs`` (0 on the cards the seat has seen) scored against the ``held`` cards: the
+    mean log-loss per unseen card, and how often the n cards rated likeliest are held when the
+    opponent holds n."""
+    unseen = unseen_cards(obs)
+    k = int(held.sum(1).max())
+    order = torch.argsort(probs, dim=1, descending=True, stable=True)[:, :k]
+    n = held.sum(1)
+    hit = (torch.gather(held, 1, order) * (torch.arange(k)[None, :] < n[:, None])).sum() / n.sum()
+    return {"log_loss": float(log_loss(probs, held, unseen)), "top_n_held": float(hit)}
+
+
 def _scores(reader: HandReader | None, obs: np.ndarray, held: np.ndarray) -> dict[str, float]:
-    """``reader``'s (``None``: the uniform reader's) mean log-loss per unseen card, and how often
-    the n cards it rates likeliest are held when the opponent holds n."""
+    """``reader``'s (``None``: the uniform reader's) ``reading_scores``."""
     with torch.no_grad():
         o, h = torch.from_numpy(obs), torch.from_numpy(held)
         probs = uniform_probabilities(o) if reader is None else reader.probabilities(o)
-        unseen = unseen_cards(o)
-        k = int(h.sum(1).max())
-        order = torch.argsort(probs, dim=1, descending=True, stable=True)[:, :k]
-        n = h.sum(1)
-        hit = (torch.gather(h, 1, order) * (torch.arange(k)[None, :] < n[:, None])).sum() / n.sum()
-        return {"log_loss": float(log_loss(probs, h, unseen)), "top_n_held": float(hit)}
+        return reading_scores(probs, h, o)
 
 
 def fit_reader(directory: Path, output: Path, epochs: int, seed: int, batch: int = 512,
