@@ -47,8 +47,10 @@ from agents.files import check_output_folder
 from agents.networks import build_network, network_input_batch, widen_into
 from agents.reader import log_loss, uniform_probabilities, unseen_cards
 from agents.registry import network_path
+from crib_env.cards import N_CARDS
 from crib_env.symmetry import N_RENAMINGS, rename_suits
 from training.algos.distill import anchor_divergences, legal_logits, legal_logits_in_blocks
+from training.hand_reader import chosen_chunks
 from training.hand_reader import load as load_reading
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -76,7 +78,7 @@ class Reading:
         # a correction to the uniform reader's logits, zero at the start (as agents.reader's
         # HandReader): the context need only carry what the plays say beyond which cards are unseen
         width = net.context[-2].out_features
-        self.head = nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 52))
+        self.head = nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, N_CARDS))
         nn.init.zeros_(self.head[-1].weight)
         nn.init.zeros_(self.head[-1].bias)
         self.rng = np.random.default_rng(seed)
@@ -86,11 +88,15 @@ class Reading:
     @staticmethod
     def _inputs(folder: Path, held_out: bool) -> tuple[torch.Tensor, ...]:
         obs, held = load_reading(folder, held_out)
-        with np.load(next(iter(sorted(folder.glob("chunk_*.npz"))))) as first:
-            if "masks" not in first.files:
-                raise SystemExit(f"--reading {folder}: recorded without the legal cards; record "
-                                 f"it again with python -m training.hand_reader record")
-        masks = np.concatenate([np.load(p)["masks"] for p in _chunks(folder, held_out)])
+        masks = []
+        for path in chosen_chunks(folder, held_out):
+            with np.load(path) as chunk:
+                if "masks" not in chunk.files:
+                    raise SystemExit(f"--reading {folder}: {path.name} was recorded without the "
+                                     f"legal cards; record it again with python -m "
+                                     f"training.hand_reader record")
+                masks.append(chunk["masks"])
+        masks = np.concatenate(masks)
         return (torch.from_numpy(obs), torch.from_numpy(network_input_batch(obs, masks, True)),
                 torch.from_numpy(held))
 
@@ -114,15 +120,6 @@ class Reading:
             chances = torch.cat([self._chances(obs[i:i + 4096], x[i:i + 4096])
                                  for i in range(0, len(x), 4096)])
         return float(log_loss(chances, held, unseen_cards(obs)))
-
-
-def _chunks(folder: Path, held_out: bool) -> list[Path]:
-    """The hand-reader recording's held-out (or training) chunk files, as ``load`` takes them."""
-    from training.algos.distill_recording import chunk_files
-    from training.hand_reader import HELD_OUT_EVERY
-
-    return [path for number, path in chunk_files(folder).items()
-            if (number % HELD_OUT_EVERY == 0) == held_out]
 
 
 def main() -> None:

@@ -126,10 +126,15 @@ def record(directory: Path, agent: str, opponent: str, seed: int, chunks: range,
               f"{time.perf_counter() - started:.0f} s", flush=True)
 
 
+def chosen_chunks(directory: Path, held_out: bool) -> list[Path]:
+    """The recording's held-out chunk files (every ``HELD_OUT_EVERY``-th), or its training ones."""
+    return [path for number, path in chunk_files(directory).items()
+            if (number % HELD_OUT_EVERY == 0) == held_out]
+
+
 def load(directory: Path, held_out: bool) -> tuple[np.ndarray, np.ndarray]:
     """The recording's training (or held-out) chunks' observations and held-card masks."""
-    chosen = [path for number, path in chunk_files(directory).items()
-              if (number % HELD_OUT_EVERY == 0) == held_out]
+    chosen = chosen_chunks(directory, held_out)
     if not chosen:
         raise SystemExit(f"{directory}: no {'held-out' if held_out else 'training'} chunks")
     parts = [np.load(p) for p in chosen]
