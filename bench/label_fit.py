@@ -50,7 +50,6 @@ from agents.registry import network_path
 from crib_env.cards import N_CARDS
 from crib_env.symmetry import N_RENAMINGS, rename_suits
 from training.algos.distill import anchor_divergences, legal_logits, legal_logits_in_blocks
-from training.hand_reader import chosen_chunks
 from training.hand_reader import load as load_reading
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -87,16 +86,10 @@ class Reading:
 
     @staticmethod
     def _inputs(folder: Path, held_out: bool) -> tuple[torch.Tensor, ...]:
-        obs, held = load_reading(folder, held_out)
-        masks = []
-        for path in chosen_chunks(folder, held_out):
-            with np.load(path) as chunk:
-                if "masks" not in chunk.files:
-                    raise SystemExit(f"--reading {folder}: {path.name} was recorded without the "
-                                     f"legal cards; record it again with python -m "
-                                     f"training.hand_reader record")
-                masks.append(chunk["masks"])
-        masks = np.concatenate(masks)
+        obs, held, masks = load_reading(folder, held_out)
+        if masks is None:
+            raise SystemExit(f"--reading {folder}: recorded without the legal cards; record it "
+                             f"again with python -m training.hand_reader record")
         return (torch.from_numpy(obs), torch.from_numpy(network_input_batch(obs, masks, True)),
                 torch.from_numpy(held))
 
@@ -233,29 +226,31 @@ def main() -> None:
         targets[picked] = torch.from_numpy(new_best)
         return inputs, legal, targets
 
+    def policy_loss(rows: torch.Tensor) -> torch.Tensor:
+        """The minibatch ``rows``' loss: the teacher's card, or its departures and the KL."""
+        inputs, legal, targets = x[rows], masks[rows], None if best is None else best[rows]
+        if args.rename_suits:
+            inputs, legal, targets = renamed_departures(rows, inputs, legal, targets)
+        logits = legal_logits(net, inputs, legal)
+        if departed is None:
+            return nn.functional.cross_entropy(logits, cards[rows])
+        losses = torch.where(departed[rows],
+                             nn.functional.cross_entropy(logits, targets, reduction="none"),
+                             args.anchor_weight * anchor_divergences(logits, anchor_logits[rows]))
+        kept = departed[rows] | (args.anchor_weight > 0)
+        return losses[kept].sum() / max(1, int(kept.sum()))
+
     print(row(0), flush=True)
     for epoch in range(1, args.epochs + 1):
         order = torch.randperm(len(cards))
         for first in range(0, len(cards), 256):
             rows = order[first:first + 256]
-            inputs, legal, targets = x[rows], masks[rows], None if best is None else best[rows]
-            if args.rename_suits:
-                inputs, legal, targets = renamed_departures(rows, inputs, legal, targets)
-            logits = legal_logits(net, inputs, legal)
-            if departed is None:
-                loss = nn.functional.cross_entropy(logits, cards[rows])
-            else:
-                losses = torch.where(departed[rows],
-                                     nn.functional.cross_entropy(logits, targets,
-                                                                 reduction="none"),
-                                     args.anchor_weight * anchor_divergences(
-                                         logits, anchor_logits[rows]))
-                kept = departed[rows] | (args.anchor_weight > 0)
-                loss = losses[kept].sum() / max(1, int(kept.sum()))
-            if args.freeze:
+            if args.freeze:  # the head alone: the policy's loss would move nothing
                 loss = reading.loss(len(rows))
-            elif reading:
-                loss = loss + args.reading_weight * reading.loss(len(rows))
+            else:
+                loss = policy_loss(rows)
+                if reading:
+                    loss = loss + args.reading_weight * reading.loss(len(rows))
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()

@@ -6,8 +6,8 @@ alone, what the opponent's plays say about the cards it still holds; but what it
 in every game played, so a reader can be fitted on millions of plain (observation, held cards)
 pairs. ``record`` plays an agent against an opponent on ``crib_env.fast`` and keeps, at each of
 the agent's turns in the play, its observation, its legal cards and the opponent's held cards
-(as a 52-bit mask); ``fit`` trains ``agents.reader.HandReader`` on them and reports its log-loss on held-out
-chunks next to a reader that knows only which cards are unseen and how many the opponent holds.
+(as a 52-bit mask); ``fit`` trains ``agents.reader.HandReader`` on them and reports its log-loss
+on held-out chunks next to a reader that knows only which cards are unseen and how many the opponent holds.
 
     python -m training.hand_reader record DIR --agent champion --opponent expert --chunks 0:40
     python -m training.hand_reader fit DIR OUT --epochs 4
@@ -132,14 +132,18 @@ def chosen_chunks(directory: Path, held_out: bool) -> list[Path]:
             if (number % HELD_OUT_EVERY == 0) == held_out]
 
 
-def load(directory: Path, held_out: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The recording's training (or held-out) chunks' observations and held-card masks."""
+def load(directory: Path, held_out: bool
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The recording's training (or held-out) chunks' observations, held-card masks and the seat's
+    legal cards (``None`` where a chunk was recorded without them)."""
     chosen = chosen_chunks(directory, held_out)
     if not chosen:
         raise SystemExit(f"{directory}: no {'held-out' if held_out else 'training'} chunks")
     parts = [np.load(p) for p in chosen]
+    legal = (np.concatenate([p["masks"] for p in parts])
+             if all("masks" in p.files for p in parts) else None)
     return (np.concatenate([p["obs"] for p in parts]),
-            np.concatenate([p["held"] for p in parts]).astype(np.float32))
+            np.concatenate([p["held"] for p in parts]).astype(np.float32), legal)
 
 
 def reading_scores(probs: torch.Tensor, held: torch.Tensor, obs: torch.Tensor) -> dict[str, float]:
@@ -170,8 +174,8 @@ def fit_reader(directory: Path, output: Path, epochs: int, seed: int, batch: int
     if output.exists() and any(output.iterdir()):
         raise SystemExit(f"{output} exists and is not empty: choose a new folder")
     torch.manual_seed(seed)
-    obs, held = load(directory, held_out=False)
-    test_obs, test_held = load(directory, held_out=True)
+    obs, held, _ = load(directory, held_out=False)
+    test_obs, test_held, _ = load(directory, held_out=True)
     reader = HandReader()
     optimizer = torch.optim.Adam(reader.parameters(), lr=lr)
     rng = np.random.default_rng(seed)
