@@ -526,6 +526,15 @@ def widen_into(network: nn.Module, state: dict[str, torch.Tensor]) -> None:
     network.load_state_dict(widened)
 
 
+def with_reader(state: dict[str, torch.Tensor], reader_state: dict[str, torch.Tensor]
+                ) -> dict[str, torch.Tensor]:
+    """``state`` (a network's weights, with or without a reader) with the hand reader's weights
+    ``reader_state`` in the reader's place: what ``widen_into`` loads into a ``CardNet(reader=True)``
+    started from a network fitted without it."""
+    kept = {k: v for k, v in state.items() if not k.startswith("reader.")}
+    return {**kept, **{f"reader.{k}": v for k, v in reader_state.items()}}
+
+
 def reads_features(spec: dict[str, Any]) -> bool:
     """Whether the network a spec or a checkpoint's meta describes (``{"arch_kwargs": {...}}``)
     reads the per-card features after the observation (``network_input``'s ``features``)."""

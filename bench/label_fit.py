@@ -44,8 +44,8 @@ from torch import nn
 
 from agents.checkpoint import load_network, save_checkpoint
 from agents.files import check_output_folder
-from agents.networks import build_network, network_input_batch, widen_into
-from agents.reader import log_loss, uniform_probabilities, unseen_cards
+from agents.networks import build_network, network_input_batch, widen_into, with_reader
+from agents.reader import load_reader_state, log_loss, uniform_probabilities, unseen_cards
 from agents.registry import network_path
 from crib_env.cards import N_CARDS
 from crib_env.symmetry import N_RENAMINGS, rename_suits
@@ -120,6 +120,8 @@ def main() -> None:
     parser.add_argument("recording", type=Path)
     parser.add_argument("--start", required=True, help="the checkpoint the fit starts from")
     parser.add_argument("--need", type=int, default=0, help="policy.need of the fitted network")
+    parser.add_argument("--reader", type=Path, help="policy.reader of the fitted network: a hand "
+                        "reader's folder (python -m training.hand_reader fit), frozen")
     parser.add_argument("--lr", type=float, default=3e-4)
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--seed", type=int, default=0)
@@ -156,12 +158,20 @@ def main() -> None:
     sides = {"training": valued(obs, *training),
              "held out": valued(*valued_decisions(args.recording, held_out=True))}
     start, meta = load_network(network_path(args.start))
-    kwargs = {**meta["arch_kwargs"], **({"need": args.need} if args.need else {})}
+    try:
+        reader_state = load_reader_state(args.reader) if args.reader else {}
+    except ValueError as err:
+        parser.error(f"--reader: {err}")
+    kwargs = {**meta["arch_kwargs"], **({"need": args.need} if args.need else {}),
+              **({"reader": True} if args.reader else {})}
     net = build_network(meta["arch"], **kwargs)
-    widen_into(net, start.state_dict())
+    widen_into(net, with_reader(start.state_dict(), reader_state))
     reading = Reading(net, args.reading, args.seed) if args.reading else None
     net.requires_grad_(not args.freeze)
-    optimizer = torch.optim.Adam([*(() if args.freeze else net.parameters()),
+    if getattr(net, "reader", None) is not None:  # the hand reader stays as it was fitted
+        net.reader.requires_grad_(False)
+    learned_weights = [w for w in net.parameters() if w.requires_grad]
+    optimizer = torch.optim.Adam([*learned_weights,
                                   *(reading.head.parameters() if reading else ())], lr=args.lr)
 
     def measure(x: torch.Tensor, masks: torch.Tensor, cards: torch.Tensor,
@@ -185,7 +195,8 @@ def main() -> None:
     learned = f"departures of {args.anchor} by {args.departures}" if args.anchor else "every card"
     print(f"# {args.recording}: {len(cards):,} valued training decisions, "
           f"{len(sides['held out'][2]):,} held out; from {args.start}, need {args.need}, "
-          f"lr {args.lr}, learning {learned}"
+          + (f"reader {args.reader}, " if args.reader else "")
+          + f"lr {args.lr}, learning {learned}"
           + (f" ({int(departed.sum()):,}), KL weight {args.anchor_weight} elsewhere"
              if departed is not None else "")
           + (", suits renamed" if args.rename_suits else "")

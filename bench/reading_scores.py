@@ -18,6 +18,10 @@ impossible). The draws are extra, with their own random stream: the search's own
 those it makes without them.
 
     PYTHONPATH=. python bench/reading_scores.py --games 60 --draws 512 --reader runs/hrm/reader
+        --rows runs/reading_rows.npz
+
+``--rows`` keeps the searched decisions' rows, so another reader is scored on them later without
+playing the games again.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from agents.search.sampling import draw_opponents
 from crib_env.cards import N_CARDS
 from training.batch_play import play_games
 from training.eval_plans import derive_seed, game_plan
+from training.eval_play import torch_single_thread
 from training.hand_reader import HeldCardsRecorder, reading_scores
 from training.per_row import PerRowAgent
 
@@ -86,11 +91,53 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=512)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reader", type=Path, help="a HandReader folder to score beside")
+    parser.add_argument("--rows", type=Path, help="an .npz file for the searched decisions' rows: "
+                        "written after the games, or read instead of playing them if it exists")
     args = parser.parse_args()
     reader = None
     if args.reader:
         reader = HandReader()
-        reader.load_state_dict(load_reader_state(args.reader))
+        try:
+            reader.load_state_dict(load_reader_state(args.reader))
+        except ValueError as err:
+            parser.error(f"--reader: {err}")
+    settings = f"{args.search} against {args.opponent}, {args.games} games, seed {args.seed}, " \
+               f"{args.draws} draws"
+    if args.rows and not args.rows.exists() and not os.access(args.rows.parent, os.W_OK):
+        parser.error(f"--rows {args.rows}: its folder is missing or cannot be written")
+    if args.rows and args.rows.exists():
+        saved = np.load(args.rows)
+        if str(saved["settings"]) != settings:
+            parser.error(f"--rows {args.rows} holds {saved['settings']}, not {settings}")
+        obs, held, equal, weighted = (saved[k] for k in ("obs", "held", "equal", "weighted"))
+    else:
+        obs, held, equal, weighted = searched_rows(args)
+        if args.rows:
+            np.savez_compressed(args.rows, settings=settings, obs=obs, held=held, equal=equal,
+                                weighted=weighted)
+    o, h = torch.from_numpy(obs), torch.from_numpy(held)
+    uniform = uniform_probabilities(o)
+    rows = {"uniform": uniform}
+    for name, chances in (("kept as standard keeps, equal weights", equal),
+                          ("the search's weights", weighted)):
+        drawn = torch.from_numpy(chances)
+        rows[name] = (1 - SMOOTHING) * drawn * unseen_cards(o) + SMOOTHING * uniform
+    if reader is not None:
+        with torch.no_grad():
+            rows[f"reader {args.reader}"] = reader.probabilities(o)
+    print(f"# {settings}: {len(obs):,} searched play decisions with the opponent holding a card; "
+          f"CPU {cpu_model()}, load {os.getloadavg()[0]:.1f}")
+    print("| reader | log-loss per unseen card | held among the n likeliest |")
+    print("|---|---|---|")
+    for name, probs in rows.items():
+        scored = reading_scores(probs, h, o)
+        print(f"| {name} | {scored['log_loss']:.4f} | {scored['top_n_held']:.1%} |")
+
+
+def searched_rows(args: argparse.Namespace) -> tuple[np.ndarray, ...]:
+    """Play the games; at each play decision the search searched with the opponent holding a
+    card: the observation, the opponent's held cards, and the draws' chances of each card with
+    equal weights and with the search's."""
     base = make_agent(args.search, seed=args.seed)
     if not isinstance(base, ChampionSearchAgent):
         raise SystemExit(f"--search {args.search} is not a champion-search")
@@ -103,28 +150,15 @@ def main() -> None:
         rival = PerRowAgent(rival, lambda b: derive_seed(args.seed, "rival", b))
     plans = [game_plan(args.seed, index) for index in range(args.games)]
     recorder = HeldCardsRecorder(np.array([p.agent_seat for p in plans], dtype=np.int64))
-    play_games(search, rival, plans, on_turn=recorder)
+    with torch_single_thread():  # beside other measurements, one a core
+        play_games(search, rival, plans, on_turn=recorder)
     obs = np.concatenate(recorder.obs)
     held = np.concatenate(recorder.held).astype(np.float32)
     searched = np.array([o.tobytes() in kept for o in obs])
     obs, held = obs[searched], held[searched]
-    o, h = torch.from_numpy(obs), torch.from_numpy(held)
-    uniform = uniform_probabilities(o)
-    rows = {"uniform": uniform}
-    for i, name in enumerate(("kept as standard keeps, equal weights", "the search's weights")):
-        drawn = torch.from_numpy(np.stack([kept[x.tobytes()][i] for x in obs]).astype(np.float32))
-        rows[name] = (1 - SMOOTHING) * drawn * unseen_cards(o) + SMOOTHING * uniform
-    if reader is not None:
-        with torch.no_grad():
-            rows[f"reader {args.reader}"] = reader.probabilities(o)
-    print(f"# {args.search} against {args.opponent}, {args.games} games, seed {args.seed}: "
-          f"{len(obs):,} searched play decisions with the opponent holding a card; "
-          f"{args.draws} draws; CPU {cpu_model()}, load {os.getloadavg()[0]:.1f}")
-    print("| reader | log-loss per unseen card | held among the n likeliest |")
-    print("|---|---|---|")
-    for name, probs in rows.items():
-        scored = reading_scores(probs, h, o)
-        print(f"| {name} | {scored['log_loss']:.4f} | {scored['top_n_held']:.1%} |")
+    equal, weighted = (np.stack([kept[x.tobytes()][i] for x in obs]).astype(np.float32)
+                       for i in range(2))
+    return obs, held, equal, weighted
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.networks import build_network, network_input_batch, widen_into
+from agents.networks import build_network, network_input_batch, widen_into, with_reader
 from agents.reader import (
     HandReader,
     load_reader_state,
@@ -99,14 +99,15 @@ def test_a_network_widened_by_a_reader_computes_what_it_did(chunk):
     torch.manual_seed(0)
     narrow = build_network("cards", **kwargs).eval()
     wide = build_network("cards", reader=True, **kwargs).eval()
-    reader = {f"reader.{k}": v for k, v in HandReader().state_dict().items()}
-    widen_into(wide, {**narrow.state_dict(), **reader})
+    reader = HandReader().state_dict()
+    widen_into(wide, with_reader(narrow.state_dict(), reader))
     masks = np.zeros((len(chunk["obs"]), 52), dtype=np.int8)
     masks[:, :] = (chunk["obs"][:, SLICES["hand"]] > 0.5)
     x = torch.from_numpy(network_input_batch(chunk["obs"], masks, True))
     with torch.no_grad():
         assert torch.allclose(wide(x), narrow(x), atol=1e-5)
     assert not any(p.requires_grad for p in wide.reader.parameters())
+    assert all(torch.equal(wide.reader.state_dict()[k], v) for k, v in reader.items())
     assert wide.context[0].in_features == narrow.context[0].in_features + 13
 
 

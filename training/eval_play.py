@@ -192,7 +192,7 @@ def run_block(block: Block, on_game: Callable[[int], None] | None = None) -> lis
 
 
 @contextmanager
-def _torch_single_thread() -> Iterator[None]:
+def torch_single_thread() -> Iterator[None]:
     """Run torch on one thread while games play in this process, then restore the setting.
 
     Policies run one observation at a time, where torch's thread pool only adds overhead: on 2 busy
@@ -239,7 +239,7 @@ def run_blocks(blocks: Sequence[Block], workers: int, pool: Executor | None,
     finish (a progress bar)."""
     by_block: dict[int, list[GameResult]] = {}
     if pool is None and (workers == 1 or len(blocks) == 1):
-        with _torch_single_thread():
+        with torch_single_thread():
             for block in blocks:
                 by_block[block.number] = run_block(block, on_game=on_games)
     else:

@@ -38,7 +38,7 @@ from agents.checkpoint import (
 )
 from agents.files import append_line
 from agents.learned import LearnedAgent
-from agents.networks import widen_into
+from agents.networks import widen_into, with_reader
 from agents.reader import load_reader_state
 
 from .config import RunConfig
@@ -158,9 +158,8 @@ class Trainer(ABC):
         reader_state = load_reader_state(reader) if reader else {}
         if self.cfg.init_from:
             net, _ = load_network(self.cfg.init_from)
-            state = {k: v for k, v in net.state_dict().items() if not k.startswith("reader.")}
-            state.update({f"reader.{k}": v for k, v in reader_state.items()})
-            widen_into(self.network, state)  # check_init_from: it fits
+            # check_init_from: it fits
+            widen_into(self.network, with_reader(net.state_dict(), reader_state))
         elif reader_state:
             self.network.reader.load_state_dict(reader_state)
 
