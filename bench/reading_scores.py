@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -106,10 +107,15 @@ def main() -> None:
     if args.rows and not args.rows.exists() and not os.access(args.rows.parent, os.W_OK):
         parser.error(f"--rows {args.rows}: its folder is missing or cannot be written")
     if args.rows and args.rows.exists():
-        saved = np.load(args.rows)
-        if str(saved["settings"]) != settings:
-            parser.error(f"--rows {args.rows} holds {saved['settings']}, not {settings}")
-        obs, held, equal, weighted = (saved[k] for k in ("obs", "held", "equal", "weighted"))
+        try:
+            with np.load(args.rows) as saved:
+                recorded = str(saved["settings"])
+                obs, held, equal, weighted = (saved[k] for k in ("obs", "held", "equal",
+                                                                 "weighted"))
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
+            parser.error(f"--rows {args.rows}: not a file of searched rows ({err})")
+        if recorded != settings:
+            parser.error(f"--rows {args.rows} holds {recorded}, not {settings}")
     else:
         obs, held, equal, weighted = searched_rows(args)
         if args.rows:
