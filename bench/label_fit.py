@@ -154,9 +154,7 @@ def main() -> None:
             parser.error(str(err))
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
-    obs, *training = valued_decisions(args.recording, held_out=False)
-    sides = {"training": valued(obs, *training),
-             "held out": valued(*valued_decisions(args.recording, held_out=True))}
+    # the start and the reader are checked before the recording is read
     start, meta = load_network(network_path(args.start))
     try:
         reader_state = load_reader_state(args.reader) if args.reader else {}
@@ -164,8 +162,14 @@ def main() -> None:
         parser.error(f"--reader: {err}")
     kwargs = {**meta["arch_kwargs"], **({"need": args.need} if args.need else {}),
               **({"reader": True} if args.reader else {})}
-    net = build_network(meta["arch"], **kwargs)
+    try:
+        net = build_network(meta["arch"], **kwargs)
+    except ValueError as err:
+        parser.error(f"--start {args.start} with these options: {err}")
     widen_into(net, with_reader(start.state_dict(), reader_state))
+    obs, *training = valued_decisions(args.recording, held_out=False)
+    sides = {"training": valued(obs, *training),
+             "held out": valued(*valued_decisions(args.recording, held_out=True))}
     reading = Reading(net, args.reading, args.seed) if args.reading else None
     net.requires_grad_(not args.freeze)
     if getattr(net, "reader", None) is not None:  # the hand reader stays as it was fitted
