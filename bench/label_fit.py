@@ -155,7 +155,10 @@ def main() -> None:
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
     # the start and the reader are checked before the recording is read
-    start, meta = load_network(network_path(args.start))
+    try:
+        start, meta = load_network(network_path(args.start))
+    except (OSError, ValueError) as err:
+        parser.error(f"--start: {err}")
     try:
         reader_state = load_reader_state(args.reader) if args.reader else {}
     except ValueError as err:
