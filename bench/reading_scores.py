@@ -43,7 +43,6 @@ from agents.search.sampling import draw_opponents
 from crib_env.cards import N_CARDS
 from training.batch_play import play_games
 from training.eval_plans import derive_seed, game_plan
-from training.eval_play import torch_single_thread
 from training.hand_reader import HeldCardsRecorder, reading_scores
 from training.per_row import PerRowAgent
 
@@ -156,8 +155,7 @@ def searched_rows(args: argparse.Namespace) -> tuple[np.ndarray, ...]:
         rival = PerRowAgent(rival, lambda b: derive_seed(args.seed, "rival", b))
     plans = [game_plan(args.seed, index) for index in range(args.games)]
     recorder = HeldCardsRecorder(np.array([p.agent_seat for p in plans], dtype=np.int64))
-    with torch_single_thread():  # beside other measurements, one a core
-        play_games(search, rival, plans, on_turn=recorder)
+    play_games(search, rival, plans, on_turn=recorder)
     obs = np.concatenate(recorder.obs)
     held = np.concatenate(recorder.held).astype(np.float32)
     searched = np.array([o.tobytes() in kept for o in obs])

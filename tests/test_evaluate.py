@@ -475,3 +475,26 @@ def test_random_act_batch_draws_legal_cards_uniformly():
     counts = np.bincount(cards, minlength=52)
     assert counts.sum() == 4000 and set(np.flatnonzero(counts)) == {3, 17, 40}
     assert all(1200 < counts[c] < 1470 for c in (3, 17, 40))  # 1333 each, about 5 sigma
+
+
+def test_games_play_on_one_torch_thread_and_restore_the_setting():
+    # Processes playing side by side would otherwise fight over the cores with thread pools.
+    import torch
+
+    from training.batch_play import play_games
+
+    threads_seen = []
+
+    class Probe(StatelessLowest):
+        def act(self, observation, action_mask):
+            threads_seen.append(torch.get_num_threads())
+            return super().act(observation, action_mask)
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        play_games(Probe(), StatelessLowest(), [game_plan(0, 0)])
+        assert set(threads_seen) == {1}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -191,25 +189,6 @@ def run_block(block: Block, on_game: Callable[[int], None] | None = None) -> lis
     return results
 
 
-@contextmanager
-def torch_single_thread() -> Iterator[None]:
-    """Run torch on one thread while games play in this process, then restore the setting.
-
-    Policies run one observation at a time, where torch's thread pool only adds overhead: on 2 busy
-    cores a small checkpoint played 4x faster with one thread than with two.
-    """
-    torch = sys.modules.get("torch")
-    if torch is None:
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def _init_worker() -> None:
     # One thread per process: the workers already fill the cores (matters for torch policies).
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -239,9 +218,8 @@ def run_blocks(blocks: Sequence[Block], workers: int, pool: Executor | None,
     finish (a progress bar)."""
     by_block: dict[int, list[GameResult]] = {}
     if pool is None and (workers == 1 or len(blocks) == 1):
-        with torch_single_thread():
-            for block in blocks:
-                by_block[block.number] = run_block(block, on_game=on_games)
+        for block in blocks:
+            by_block[block.number] = run_block(block, on_game=on_games)
     else:
         own = pool is None
         executor = process_pool(min(workers, len(blocks))) if own else pool

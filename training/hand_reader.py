@@ -79,7 +79,7 @@ def record_chunk(agent_spec: str, opponent: str, seed: int, number: int,
                  games: int) -> dict[str, np.ndarray]:
     """Chunk ``number``: the agent ``agent_spec`` plays ``games`` games against ``opponent``."""
     from .batch_play import play_games
-    from .eval_play import build_agent, torch_single_thread
+    from .eval_play import build_agent
     from .per_row import PerRowAgent, is_stateless
 
     chunk_seed = derive_seed(seed, "hand_reader", number)
@@ -92,8 +92,7 @@ def record_chunk(agent_spec: str, opponent: str, seed: int, number: int,
     agent, rival = sides
     plans = [game_plan(chunk_seed, index) for index in range(games)]
     recorder = HeldCardsRecorder(np.array([p.agent_seat for p in plans], dtype=np.int64))
-    with torch_single_thread():  # recordings run side by side, one a core
-        play_games(agent, rival, plans, on_turn=recorder)
+    play_games(agent, rival, plans, on_turn=recorder)
     obs = np.concatenate(recorder.obs) if recorder.obs else np.zeros((0, OBS_SIZE), np.float32)
     masks = (np.concatenate(recorder.masks) if recorder.masks
              else np.zeros((0, N_CARDS), np.int8))
