@@ -174,11 +174,9 @@ def main() -> None:
     sides = {"training": valued(obs, *training),
              "held out": valued(*valued_decisions(args.recording, held_out=True))}
     reading = Reading(net, args.reading, args.seed) if args.reading else None
-    net.requires_grad_(not args.freeze)
-    if getattr(net, "reader", None) is not None:  # the hand reader stays as it was fitted
-        net.reader.requires_grad_(False)
-    learned_weights = [w for w in net.parameters() if w.requires_grad]
-    optimizer = torch.optim.Adam([*learned_weights,
+    if args.freeze:  # else each weight learns as the network made it (a hand reader frozen)
+        net.requires_grad_(False)
+    optimizer = torch.optim.Adam([*(() if args.freeze else net.parameters()),
                                   *(reading.head.parameters() if reading else ())], lr=args.lr)
 
     def measure(x: torch.Tensor, masks: torch.Tensor, cards: torch.Tensor,
