@@ -154,7 +154,7 @@ def main() -> None:
             parser.error(str(err))
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
-    # the start and the reader are checked before the recording is read
+    # the start, the reader and the reading rows are checked before the recording is read
     try:
         start, meta = load_network(network_path(args.start))
     except (OSError, ValueError) as err:
@@ -170,10 +170,10 @@ def main() -> None:
     except ValueError as err:
         parser.error(f"--start {args.start} with these options: {err}")
     widen_into(net, with_reader(start.state_dict(), reader_state))
+    reading = Reading(net, args.reading, args.seed) if args.reading else None
     obs, *training = valued_decisions(args.recording, held_out=False)
     sides = {"training": valued(obs, *training),
              "held out": valued(*valued_decisions(args.recording, held_out=True))}
-    reading = Reading(net, args.reading, args.seed) if args.reading else None
     if args.freeze:  # else each weight learns as the network made it (a hand reader frozen)
         net.requires_grad_(False)
     optimizer = torch.optim.Adam([*(() if args.freeze else net.parameters()),
