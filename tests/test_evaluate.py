@@ -183,8 +183,13 @@ def test_agent_objects_are_not_changed_by_evaluation():
     assert agent.rng.bit_generator.state == before
 
 
-def test_torch_runs_single_threaded_during_play_and_is_restored():
+@pytest.mark.parametrize("through", ["evaluate", "play_games"])
+def test_torch_runs_single_threaded_during_play_and_is_restored(through):
+    # play_games holds the guard, so every caller (evaluations, recordings) plays on one thread
     import torch
+
+    from training.batch_play import play_games
+    from training.per_row import PerRowAgent
 
     seen = []
 
@@ -196,7 +201,10 @@ def test_torch_runs_single_threaded_during_play_and_is_restored():
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        evaluate(ThreadSpy(), "random", games=2, seed=0, progress=False, regret=False)
+        if through == "evaluate":
+            evaluate(ThreadSpy(), "random", games=2, seed=0, progress=False, regret=False)
+        else:
+            play_games(PerRowAgent(ThreadSpy(), lambda b: b), StatelessLowest(), [game_plan(0, 0)])
         assert seen and set(seen) == {1}
         assert torch.get_num_threads() == 2
     finally:
@@ -476,25 +484,3 @@ def test_random_act_batch_draws_legal_cards_uniformly():
     assert counts.sum() == 4000 and set(np.flatnonzero(counts)) == {3, 17, 40}
     assert all(1200 < counts[c] < 1470 for c in (3, 17, 40))  # 1333 each, about 5 sigma
 
-
-def test_games_play_on_one_torch_thread_and_restore_the_setting():
-    # Processes playing side by side would otherwise fight over the cores with thread pools.
-    import torch
-
-    from training.batch_play import play_games
-
-    threads_seen = []
-
-    class Probe(StatelessLowest):
-        def act(self, observation, action_mask):
-            threads_seen.append(torch.get_num_threads())
-            return super().act(observation, action_mask)
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
-    try:
-        play_games(Probe(), StatelessLowest(), [game_plan(0, 0)])
-        assert set(threads_seen) == {1}
-        assert torch.get_num_threads() == 2
-    finally:
-        torch.set_num_threads(before)
