@@ -7,7 +7,10 @@ what share of the decisions and of the regret lie above each threshold, and ther
 second run of the search (``--again``, another random stream) lays the recording's best card and
 how often the network's. The second splits it by the moment of the play: the pone's lead, the
 dealer's first card, the rest, and how often the opponent's plays of an earlier count sequence
-(which the network's observation shows as a set, out of order) are in the deal there.
+(which the network's observation shows as a set, out of order) are in the deal there. The third
+(for a network) splits it by the network's own certainty, the probability of its card less that of
+its second: whether a recording that searched only where the network is unsure would hold most of
+what there is to learn.
 
     PYTHONPATH=. python bench/departures.py RECORDING [--network champion] [--again champion-search]
         [--trained]
@@ -23,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from agents.registry import make_agent
 from crib_env.observation import MAX_SEQUENCE, SLICES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -30,6 +34,7 @@ from bench_train import cpu_model  # noqa: E402
 from rollout_gain import best_valued_cards, cards_of, valued_decisions  # noqa: E402
 
 THRESHOLDS = (0.0, 0.005, 0.01, 0.02, 0.05)
+MARGIN_SHARES = (0.05, 0.1, 0.2, 0.3, 0.5)
 
 
 def main() -> None:
@@ -73,6 +78,29 @@ def main() -> None:
         print(f"| {name} | {m.mean():.1%} | {regret[m].sum() / regret.sum():.1%} "
               f"| {departed[m].mean():.1%} | {earlier[m & departed].mean():.1%} / "
               f"{earlier[m & ~departed].mean():.1%} |")
+    agent = make_agent(args.network, seed=0)
+    if hasattr(agent, "logits_batch"):
+        print_by_margin(network_margins(agent, obs, masks), regret, departed)
+
+
+def network_margins(agent, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """Per decision, the probability of the network's card less that of its second choice."""
+    logits = torch.as_tensor(agent.logits_batch(obs, masks), dtype=torch.float64)
+    logits = logits.masked_fill(torch.as_tensor(masks) <= 0, float("-inf"))
+    top2 = torch.softmax(logits, dim=1).topk(2, dim=1).values
+    return (top2[:, 0] - top2[:, 1]).numpy()
+
+
+def print_by_margin(margins: np.ndarray, regret: np.ndarray, departed: np.ndarray) -> None:
+    print()
+    print("| the network's least certain decisions (by its margin) | share of the regret "
+          "| of the decisions with regret above 0.01 |")
+    print("|---|---|---|")
+    order = np.argsort(margins, kind="stable")
+    for share in MARGIN_SHARES:
+        least = order[:int(round(share * len(order)))]
+        print(f"| {share:.0%} | {regret[least].sum() / regret.sum():.1%} "
+              f"| {departed[least].sum() / departed.sum():.1%} |")
 
 
 if __name__ == "__main__":
