@@ -19,6 +19,10 @@ the training departures: what it could not learn there, it cannot carry to unsee
     PYTHONPATH=. python bench/label_fit.py RECORDING --start NET --anchor champion --departures 0.01
         --epochs 30 --save OUT
 
+Several recordings are fitted together, each with its own held-out chunks; ``--near N`` keeps
+only the decisions with either player within N points of the target, training and held out (a fit
+for a pool's end-game member, ``training.pool``'s third weight).
+
 With ``--reading DIR --reading-weight W`` the network also learns, on a second head over its
 context, which cards the opponent holds: at each step a minibatch of the same size from the
 (observation, legal cards, opponent's held cards) rows of a ``training.hand_reader`` recording,
@@ -54,7 +58,7 @@ from training.hand_reader import load as load_reading
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import cpu_model  # noqa: E402
-from rollout_gain import best_valued_cards, valued_decisions  # noqa: E402
+from rollout_gain import best_valued_cards, near_end_rows, valued_decisions  # noqa: E402
 
 
 def valued(obs: np.ndarray, masks: np.ndarray, cards: np.ndarray, values: np.ndarray
@@ -62,6 +66,18 @@ def valued(obs: np.ndarray, masks: np.ndarray, cards: np.ndarray, values: np.nda
     """Input rows, masks, cards and values of valued decisions (``valued_decisions``)."""
     return (torch.from_numpy(network_input_batch(obs, masks, True)),
             torch.from_numpy(masks.astype(np.int8)), torch.from_numpy(cards), values)
+
+
+def decisions(folders: list[Path], held_out: bool, near: int
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The valued decisions of every recording in ``folders`` (each keeps its own held-out
+    chunks); with ``near``, only those with either player within that many points of the target."""
+    obs, masks, cards, values = (np.concatenate(column) for column in zip(
+        *(valued_decisions(folder, held_out) for folder in folders), strict=True))
+    if near:
+        keep = near_end_rows(obs, near)
+        obs, masks, cards, values = obs[keep], masks[keep], cards[keep], values[keep]
+    return obs, masks, cards, values
 
 
 class Reading:
@@ -117,7 +133,11 @@ class Reading:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("recording", type=Path)
+    parser.add_argument("recordings", type=Path, nargs="+",
+                        help="one or more recordings, their valued decisions fitted together")
+    parser.add_argument("--near", type=int, default=0,
+                        help="only the decisions with either player within this many points of "
+                             "the target, training and held out (0: all): a pool's end-game member")
     parser.add_argument("--start", required=True, help="the checkpoint the fit starts from")
     parser.add_argument("--need", type=int, default=0, help="policy.need of the fitted network")
     parser.add_argument("--reader", type=Path, help="policy.reader of the fitted network: a hand "
@@ -171,9 +191,9 @@ def main() -> None:
         parser.error(f"--start {args.start} with these options: {err}")
     widen_into(net, with_reader(start.state_dict(), reader_state))
     reading = Reading(net, args.reading, args.seed) if args.reading else None
-    obs, *training = valued_decisions(args.recording, held_out=False)
+    obs, *training = decisions(args.recordings, held_out=False, near=args.near)
     sides = {"training": valued(obs, *training),
-             "held out": valued(*valued_decisions(args.recording, held_out=True))}
+             "held out": valued(*decisions(args.recordings, held_out=True, near=args.near))}
     if args.freeze:  # else each weight learns as the network made it (a hand reader frozen)
         net.requires_grad_(False)
     optimizer = torch.optim.Adam([*(() if args.freeze else net.parameters()),
@@ -198,7 +218,8 @@ def main() -> None:
         gap = values[rows, best.numpy()] - values[rows, anchor_logits.argmax(1).numpy()]
         departed = torch.from_numpy(gap >= args.departures)
     learned = f"departures of {args.anchor} by {args.departures}" if args.anchor else "every card"
-    print(f"# {args.recording}: {len(cards):,} valued training decisions, "
+    where = f" within {args.near} points of the target" if args.near else ""
+    print(f"# {' + '.join(map(str, args.recordings))}: {len(cards):,} valued training decisions{where}, "
           f"{len(sides['held out'][2]):,} held out; from {args.start}, need {args.need}, "
           + (f"reader {args.reader}, " if args.reader else "")
           + f"lr {args.lr}, learning {learned}"
@@ -273,7 +294,8 @@ def main() -> None:
         print(row(epoch), flush=True)
     if args.save:
         save_checkpoint(args.save, net, meta["arch"], kwargs,
-                        {"fitted_by": "bench/label_fit.py", "recording": str(args.recording),
+                        {"fitted_by": "bench/label_fit.py",
+                         "recording": " + ".join(map(str, args.recordings)), "near": args.near,
                          "start": args.start, "epochs": args.epochs})
 
 
