@@ -23,6 +23,11 @@ def row(path: Path) -> str:
         report = json.loads(path.read_text())
     except (OSError, ValueError) as err:
         raise SystemExit(f"{path}: not a readable evaluation report ({err})") from err
+    missing = [key for key in ("agent", "opponent", "seed", "win_rate", "points_per_game",
+                               "per_deal", "winprob_per_deal")
+               if not isinstance(report, dict) or key not in report]
+    if missing:
+        raise SystemExit(f"{path}: not an evaluation report (no {', '.join(missing)})")
     split = report.get("winprob_per_decision")
     if not split:
         raise SystemExit(f"{path}: no winprob_per_decision (an evaluation without the win-odds "
