@@ -161,6 +161,8 @@ def main() -> None:
     parser.add_argument("--freeze", action="store_true",
                         help="with --reading: fit the reading head alone, the network frozen")
     args = parser.parse_args()
+    if not 0 <= args.near <= 120:
+        parser.error(f"--near: got {args.near}; points to the target, 1 to 120 (0: every decision)")
     if args.freeze and not args.reading:
         parser.error("--freeze goes with --reading")
     if (args.anchor is None) != (args.departures == 0):
