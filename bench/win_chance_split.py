@@ -1,11 +1,11 @@
 """Where an agent's chance to win moves: the show against the play, from evaluation reports.
 
 ``crib evaluate --json`` reports the mean change in the win-odds table's chance to win over the
-show (``winprob_per_decision.discard``: per deal, what the kept hands and the crib did to the
-board) and over the play (``winprob_per_decision.play``: per card laid), beside the points per
-deal by role. Read side by side for several reports, they say whether an agent's points turn into
-wins: points scored where they do not decide the game raise the points columns and not the
-chance to win.
+show (``winprob_per_decision.discard``: per card discarded, two a deal, what the kept hands and
+the crib did to the board) and over the play (``winprob_per_decision.play``: per card laid),
+beside the points per deal by role. Read side by side for several reports, they say whether an
+agent's points turn into wins: points scored where they do not decide the game raise the points
+columns and not the chance to win.
 
     python bench/win_chance_split.py REPORT.json ...
 """
@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("reports", type=Path, nargs="+", help="crib evaluate --json reports")
     args = parser.parse_args()
     lines = [row(path) for path in args.reports]  # every report read before anything is printed
-    print("| agent | opponent | seed | wins | points a game | chance to win at the show, a deal "
+    print("| agent | opponent | seed | wins | points a game | chance to win at the show, a card discarded "
           "| in the play, a card laid | a deal in all | hand points a deal (both roles) less "
           "the opponent's |")
     print("|---|---|---|---|---|---|---|---|---|")
