@@ -58,7 +58,7 @@ from training.hand_reader import load as load_reading
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import cpu_model  # noqa: E402
-from rollout_gain import best_valued_cards, near_end_rows, valued_decisions  # noqa: E402
+from rollout_gain import best_valued_cards, decisions  # noqa: E402
 
 
 def valued(obs: np.ndarray, masks: np.ndarray, cards: np.ndarray, values: np.ndarray
@@ -66,18 +66,6 @@ def valued(obs: np.ndarray, masks: np.ndarray, cards: np.ndarray, values: np.nda
     """Input rows, masks, cards and values of valued decisions (``valued_decisions``)."""
     return (torch.from_numpy(network_input_batch(obs, masks, True)),
             torch.from_numpy(masks.astype(np.int8)), torch.from_numpy(cards), values)
-
-
-def decisions(folders: list[Path], held_out: bool, near: int
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The valued decisions of every recording in ``folders`` (each keeps its own held-out
-    chunks); with ``near``, only those with either player within that many points of the target."""
-    obs, masks, cards, values = (np.concatenate(column) for column in zip(
-        *(valued_decisions(folder, held_out) for folder in folders), strict=True))
-    if near:
-        keep = near_end_rows(obs, near)
-        obs, masks, cards, values = obs[keep], masks[keep], cards[keep], values[keep]
-    return obs, masks, cards, values
 
 
 class Reading:

@@ -64,6 +64,19 @@ def valued_decisions(folder: Path, held_out: bool = True
     return obs, masks, cards.astype(np.int64), values
 
 
+def decisions(folders: list[Path], held_out: bool = True, near: int = 0
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``valued_decisions`` of every recording in ``folders`` together (each keeps its own
+    held-out chunks); with ``near``, only those with either player within that many points of
+    the target (``near_end_rows``)."""
+    obs, masks, cards, values = (np.concatenate(column) for column in zip(
+        *(valued_decisions(folder, held_out) for folder in folders), strict=True))
+    if near:
+        keep = near_end_rows(obs, near)
+        obs, masks, cards, values = obs[keep], masks[keep], cards[keep], values[keep]
+    return obs, masks, cards, values
+
+
 def best_valued_cards(masks: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Per decision, the legal card the recording values most (its teacher's best card)."""
     return np.nanargmax(np.where(masks > 0, values, np.nan), axis=1)
@@ -83,10 +96,8 @@ def main() -> None:
                              "much of its gain it carries to decisions it has not seen)")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    obs, masks, cards, values = valued_decisions(args.recording, held_out=not args.trained)
-    if args.need:
-        near = near_end_rows(obs, args.need)
-        obs, masks, cards, values = obs[near], masks[near], cards[near], values[near]
+    obs, masks, cards, values = decisions([args.recording], held_out=not args.trained,
+                                          near=args.need)
     if args.rows:
         obs, masks, cards, values = obs[:args.rows], masks[:args.rows], cards[:args.rows], \
             values[:args.rows]

@@ -7,7 +7,7 @@ beside the points per deal by role. Read side by side for several reports, they 
 agent's points turn into wins: points scored where they do not decide the game raise the points
 columns and not the chance to win.
 
-    python bench/win_chance_split.py REPORT.json ...
+    PYTHONPATH=. python bench/win_chance_split.py REPORT.json ...
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+
+from training.eval_plans import ROLES, SIDES
 
 
 def row(path: Path) -> str:
@@ -35,9 +37,10 @@ def row(path: Path) -> str:
     per_deal = report["per_deal"]
 
     def hand_points(side: str) -> float:
-        return sum(per_deal[side][role]["hand"] for role in ("dealer", "pone"))
+        return sum(per_deal[side][role]["hand"] for role in ROLES)
 
-    hand_margin = hand_points("agent") - hand_points("opponent")
+    agent, opponent = SIDES
+    hand_margin = hand_points(agent) - hand_points(opponent)
     return (f"| {report['agent']} | {report['opponent']} | {report['seed']} "
             f"| {report['win_rate']:.2%} | {report['points_per_game']:+.2f} "
             f"| {split['discard']:+.5f} | {split['play']:+.5f} "
