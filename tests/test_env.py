@@ -232,15 +232,19 @@ def test_bad_config_and_options_are_rejected_by_name():
         env.reset(options={"deals": [bad]})
 
 
-@pytest.mark.parametrize("chunk", [0, *(pytest.param(c, marks=pytest.mark.slow) for c in range(1, 10))])
+RANDOM_GAMES = 10_000
+RANDOM_CHUNK_GAMES = 1_000  # one test each; the quick suite plays the first
+
+
+@pytest.mark.parametrize("chunk", [0, *(pytest.param(c, marks=pytest.mark.slow)
+                                        for c in range(1, RANDOM_GAMES // RANDOM_CHUNK_GAMES))])
 def test_random_games_never_present_an_empty_mask_and_keep_invariants(chunk):
     """10,000 random games (10 chunks of 1,000; the quick suite plays the first) through the raw env
     (the wrapped env adds only checks): no exception, a mask that is never empty for the agent to
     move, scores that never fall, a count never past 31, a game that ends on exactly 121."""
     rng = np.random.default_rng(chunk)
     env = crib_env.raw_env(target_score=121)
-    games = 1000
-    for seed in range(chunk * games, (chunk + 1) * games):
+    for seed in range(chunk * RANDOM_CHUNK_GAMES, (chunk + 1) * RANDOM_CHUNK_GAMES):
         env.reset(seed=seed)
         previous = (0, 0)
         while True:
